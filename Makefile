@@ -1,0 +1,39 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+# Both install what is missing (scripts/bootstrap) before building.
+JOBS ?= $(shell nproc)
+BUILD_DIR ?= build
+TEST_DIR ?= build-test
+EXAMPLE ?= examples/seed-vllm-dp-rank/vllm.log
+
+.PHONY: all bootstrap build run test bench clean format
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap
+
+$(BUILD_DIR)/build.ninja:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+build: bootstrap $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target faultline
+
+run: build
+	./$(BUILD_DIR)/faultline triage $(EXAMPLE) || test $$? -eq 1
+
+$(TEST_DIR)/build.ninja:
+	cmake -S . -B $(TEST_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFAULTLINE_SANITIZE=ON -DFAULTLINE_TESTS=ON
+
+test: bootstrap $(TEST_DIR)/build.ninja
+	cmake --build $(TEST_DIR) -j $(JOBS)
+	cd $(TEST_DIR) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+	bench/run_all.sh $(BUILD_DIR)
+
+format:
+	find src bench -name '*.cc' -o -name '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD_DIR) $(TEST_DIR)

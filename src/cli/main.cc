@@ -1,0 +1,32 @@
+// faultline: finds the line at fault when a distributed GPU job fails or stalls.
+#include <csignal>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  // A closed stdout (faultline ... | head) must not kill us mid-report.
+  std::signal(SIGPIPE, SIG_IGN);
+  CLI::App app{"faultline: finds the line at fault when a distributed GPU job fails or stalls"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "faultline 0.1.0");
+  int exit_code = faultline::cli::kExitHealthy;
+  faultline::cli::AddTriageCommand(app, &exit_code);
+  faultline::cli::AddRulesCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message on stderr
+    return faultline::cli::kExitUsage;
+  }
+  std::cout.flush();
+  return exit_code;
+}
