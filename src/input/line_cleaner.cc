@@ -1,0 +1,72 @@
+#include "input/line_cleaner.h"
+
+#include <cstring>
+
+namespace faultline::input {
+
+bool NeedsCleaning(std::string_view line) {
+  for (char c : {'\x1b', '\r', '\0', '\b'}) {
+    if (std::memchr(line.data(), c, line.size()) != nullptr) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// Length of the escape sequence starting at s[0] == ESC.
+size_t EscapeLength(std::string_view s) {
+  if (s.size() < 2) return s.size();
+  char kind = s[1];
+  if (kind == '[') {  // CSI: parameters, intermediates, one final byte @..~
+    size_t i = 2;
+    while (i < s.size() && (static_cast<unsigned char>(s[i]) < 0x40 ||
+                            static_cast<unsigned char>(s[i]) > 0x7e)) {
+      ++i;
+    }
+    return i < s.size() ? i + 1 : s.size();
+  }
+  if (kind == ']') {  // OSC: up to BEL or ESC '\'
+    for (size_t i = 2; i < s.size(); ++i) {
+      if (s[i] == '\a') return i + 1;
+      if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '\\') return i + 2;
+    }
+    return s.size();
+  }
+  return 2;  // two-byte escape (ESC =, ESC >, ESC 7 ...)
+}
+
+}  // namespace
+
+void CleanLineInto(std::string_view line, std::string* out) {
+  // Windows line ending and trailing carriage returns are not rewrites.
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+  // A '\r' inside the line rewinds the cursor: keep the last non-empty segment.
+  size_t cr = line.rfind('\r');
+  while (cr != std::string_view::npos) {
+    std::string_view tail = line.substr(cr + 1);
+    if (!tail.empty()) {
+      line = tail;
+      break;
+    }
+    line = line.substr(0, cr);
+    cr = line.rfind('\r');
+  }
+  const size_t start = out->size();
+  out->reserve(out->size() + line.size());
+  for (size_t i = 0; i < line.size();) {
+    char c = line[i];
+    if (c == '\x1b') {
+      i += EscapeLength(line.substr(i));
+    } else if (c == '\0') {
+      ++i;
+    } else if (c == '\b') {
+      if (out->size() > start) out->pop_back();
+      ++i;
+    } else {
+      out->push_back(c);
+      ++i;
+    }
+  }
+}
+
+}  // namespace faultline::input

@@ -1,0 +1,25 @@
+// Cleans one raw log line into the text faultline reasons about.
+//
+// Logs captured from terminals carry bytes that are not text: ANSI colour
+// and cursor codes, '\r' rewrites from progress bars (tqdm prints
+// "\r 10%|#   |\r 20%|##  |" on one line: only the last state is real), a
+// trailing '\r' from Windows line endings, and NUL bytes from preallocated or
+// crashed writers. Invalid UTF-8 is kept here and replaced only when JSON is
+// written.
+#ifndef FAULTLINE_INPUT_LINE_CLEANER_H_
+#define FAULTLINE_INPUT_LINE_CLEANER_H_
+
+#include <string>
+#include <string_view>
+
+namespace faultline::input {
+
+// True when line holds any byte that CleanLine would change.
+bool NeedsCleaning(std::string_view line);
+
+// Appends the cleaned form of line (without its '\n') to *out.
+void CleanLineInto(std::string_view line, std::string* out);
+
+}  // namespace faultline::input
+
+#endif  // FAULTLINE_INPUT_LINE_CLEANER_H_

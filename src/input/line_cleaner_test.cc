@@ -1,0 +1,38 @@
+#include "input/line_cleaner.h"
+
+#include <gtest/gtest.h>
+
+namespace faultline::input {
+namespace {
+
+std::string Clean(std::string_view s) {
+  std::string out;
+  CleanLineInto(s, &out);
+  return out;
+}
+
+TEST(LineCleanerTest, StripsAnsiColourFromVllmPrefix) {
+  EXPECT_EQ(Clean("\x1b[1;36m(EngineCore_DP0 pid=6688)\x1b[0;0m INFO hello"),
+            "(EngineCore_DP0 pid=6688) INFO hello");
+}
+
+TEST(LineCleanerTest, KeepsLastProgressBarState) {
+  EXPECT_EQ(Clean("Loading:  10%|#  |\rLoading:  50%|#####|\rLoading: 100%|##########|"),
+            "Loading: 100%|##########|");
+}
+
+TEST(LineCleanerTest, WindowsLineEndingAndNulBytes) {
+  EXPECT_EQ(Clean("INFO started\r"), "INFO started");
+  EXPECT_EQ(Clean(std::string_view("ab\0\0c", 5)), "abc");
+  EXPECT_TRUE(NeedsCleaning("x\r"));
+  EXPECT_FALSE(NeedsCleaning("plain text"));
+}
+
+TEST(LineCleanerTest, TrailingCarriageReturnAfterRewriteKeepsContent) {
+  EXPECT_EQ(Clean("a\rbb\r"), "bb");
+}
+
+TEST(LineCleanerTest, InvalidUtf8IsKept) { EXPECT_EQ(Clean("caf\xe9"), "caf\xe9"); }
+
+}  // namespace
+}  // namespace faultline::input
