@@ -10,7 +10,7 @@ function(faultline_add_test name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
     FAULTLINE_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
-    FAULTLINE_BINARY="$<TARGET_FILE_DIR:faultline>/faultline")
+    FAULTLINE_BINARY="${CMAKE_BINARY_DIR}/faultline")
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "NO_COLOR=1" TIMEOUT 600)
 endfunction()
