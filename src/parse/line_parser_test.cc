@@ -1,0 +1,107 @@
+#include "parse/line_parser.h"
+
+#include <gtest/gtest.h>
+
+namespace faultline::parse {
+namespace {
+
+TEST(LineParserTest, VllmWorkerPrefixAndHeader) {
+  auto p = ParseLine(
+      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597] "
+      "AssertionError: DP adjusted local rank 3 is out of bounds.");
+  EXPECT_EQ(p.process, "Worker_TP1 pid=7506");
+  EXPECT_EQ(p.role, "Worker_TP1");
+  EXPECT_EQ(p.pid, 7506);
+  EXPECT_EQ(p.rank, 1);
+  EXPECT_EQ(p.level, Level::kError);
+  EXPECT_EQ(p.source, "multiproc_executor.py:597");
+  EXPECT_EQ(p.message, "AssertionError: DP adjusted local rank 3 is out of bounds.");
+  EXPECT_TRUE(p.time.valid);
+  EXPECT_EQ(p.time.month, 5);
+  EXPECT_EQ(p.time.second, 10);
+}
+
+TEST(LineParserTest, TracebackFrameKeepsIndentation) {
+  auto p = ParseLine(
+      "(EngineCore_DP1 pid=6688) ERROR 05-09 15:15:10 [core.py:1136]   File \"/x/core.py\", line 5, in f");
+  EXPECT_EQ(p.process, "EngineCore_DP1 pid=6688");
+  EXPECT_EQ(p.message, "  File \"/x/core.py\", line 5, in f");
+}
+
+TEST(LineParserTest, RayPrefixNestedInsideVllmPrefix) {
+  auto p = ParseLine(
+      "(EngineCore pid=89247) (RayWorkerWrapper pid=164889, ip=172.20.4.203) INFO 03-01 10:00:00 "
+      "[worker.py:1] ready");
+  EXPECT_EQ(p.process, "RayWorkerWrapper pid=164889");
+  EXPECT_EQ(p.parent, "EngineCore pid=89247");
+  EXPECT_EQ(p.pid, 164889);
+  EXPECT_EQ(p.message, "ready");
+}
+
+TEST(LineParserTest, TorchrunRankPrefixWithC10Header) {
+  auto p = ParseLine(
+      "[rank1]:[W1129 08:41:10.596013815 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group "
+      "has NOT been destroyed");
+  EXPECT_EQ(p.process, "rank1");
+  EXPECT_EQ(p.rank, 1);
+  EXPECT_EQ(p.level, Level::kWarning);
+  EXPECT_EQ(p.source, "ProcessGroupNCCL.cpp:1250");
+  EXPECT_EQ(p.time.micros, 596013);
+  EXPECT_EQ(p.message.substr(0, 8), "Warning:");
+}
+
+TEST(LineParserTest, TorchelasticTeePrefix) {
+  auto p = ParseLine("[default3]:Traceback (most recent call last):");
+  EXPECT_EQ(p.process, "default3");
+  EXPECT_EQ(p.rank, 3);
+  EXPECT_EQ(p.message, "Traceback (most recent call last):");
+}
+
+TEST(LineParserTest, SglangTags) {
+  auto p = ParseLine("[2025-05-09 15:14:59 DP0 TP3] Load weight begin. avail mem=78.50 GB");
+  EXPECT_EQ(p.process, "DP0 TP3");
+  EXPECT_EQ(p.rank, 3);
+  EXPECT_EQ(p.time.year, 2025);
+  EXPECT_EQ(p.message, "Load weight begin. avail mem=78.50 GB");
+  auto main = ParseLine("[2025-05-09 15:14:59] server_args=ServerArgs(...)");
+  EXPECT_EQ(main.process, "");
+  EXPECT_EQ(main.message, "server_args=ServerArgs(...)");
+}
+
+TEST(LineParserTest, NcclDebugLine) {
+  auto p = ParseLine("gpu-node-1:7506:7612 [1] NCCL WARN Cuda failure 'out of memory'");
+  EXPECT_EQ(p.pid, 7506);
+  EXPECT_EQ(p.level, Level::kWarning);
+  EXPECT_EQ(p.process, "gpu-node-1:7506");
+  EXPECT_EQ(p.message, "Cuda failure 'out of memory'");
+}
+
+TEST(LineParserTest, GlogAndPythonLogging) {
+  auto g = ParseLine("E1129 08:00:00.123456 12345 socket.cpp:12] connect failed");
+  EXPECT_EQ(g.level, Level::kError);
+  EXPECT_EQ(g.pid, 12345);
+  EXPECT_EQ(g.message, "connect failed");
+  auto py = ParseLine("2025-05-09 15:14:59,123 - trainer - ERROR - step failed");
+  EXPECT_EQ(py.level, Level::kError);
+  EXPECT_EQ(py.message, "step failed");
+  auto basic = ParseLine("WARNING:torch.distributed.run:Setting OMP_NUM_THREADS");
+  EXPECT_EQ(basic.level, Level::kWarning);
+  EXPECT_EQ(basic.message, "Setting OMP_NUM_THREADS");
+}
+
+TEST(LineParserTest, DeepSpeedLauncher) {
+  auto p = ParseLine("[2025-05-09 15:14:59,123] [INFO] [launch.py:256:main] process 123 spawned");
+  EXPECT_EQ(p.level, Level::kInfo);
+  EXPECT_EQ(p.source, "launch.py:256:main");
+  EXPECT_EQ(p.message, "process 123 spawned");
+}
+
+TEST(LineParserTest, PlainExceptionLineIsUntouched) {
+  auto p = ParseLine("ValueError: boom");
+  EXPECT_EQ(p.process, "");
+  EXPECT_EQ(p.level, Level::kUnknown);
+  EXPECT_EQ(p.message, "ValueError: boom");
+}
+
+}  // namespace
+}  // namespace faultline::parse
