@@ -1,0 +1,86 @@
+#include "rules/pattern_matcher.h"
+
+#include <hs/hs.h>
+
+#include <fmt/format.h>
+
+namespace faultline::rules {
+
+struct PatternMatcher::Impl {
+  hs_database_t* db = nullptr;
+  mutable hs_scratch_t* scratch = nullptr;
+  ~Impl() {
+    if (scratch) hs_free_scratch(scratch);
+    if (db) hs_free_database(db);
+  }
+};
+
+PatternMatcher::~PatternMatcher() = default;
+
+std::string ToHyperscanPattern(std::string_view p) {
+  std::string out;
+  out.reserve(p.size());
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == '\\' && i + 1 < p.size()) {
+      out += p.substr(i, 2);
+      ++i;
+      continue;
+    }
+    // (?P<name>  ->  (
+    if (p.substr(i, 4) == "(?P<") {
+      size_t close = p.find('>', i);
+      if (close != std::string_view::npos) {
+        out += '(';
+        i = close;
+        continue;
+      }
+    }
+    out += p[i];
+  }
+  return out;
+}
+
+Result<std::unique_ptr<PatternMatcher>> PatternMatcher::Compile(
+    const std::vector<std::pair<unsigned, std::string>>& patterns) {
+  std::vector<std::string> converted;
+  std::vector<const char*> exprs;
+  std::vector<unsigned> flags, ids;
+  converted.reserve(patterns.size());
+  for (const auto& [id, pattern] : patterns) {
+    converted.push_back(ToHyperscanPattern(pattern));
+    ids.push_back(id);
+    flags.push_back(HS_FLAG_PREFILTER | HS_FLAG_MULTILINE);
+  }
+  for (const auto& c : converted) exprs.push_back(c.c_str());
+  std::unique_ptr<PatternMatcher> m(new PatternMatcher());
+  m->impl_ = std::make_unique<Impl>();
+  if (exprs.empty()) return m;
+  hs_compile_error_t* err = nullptr;
+  if (hs_compile_multi(exprs.data(), flags.data(), ids.data(), static_cast<unsigned>(exprs.size()),
+                       HS_MODE_BLOCK, nullptr, &m->impl_->db, &err) != HS_SUCCESS) {
+    std::string msg = err && err->message ? err->message : "unknown error";
+    int at = err ? err->expression : -1;
+    hs_free_compile_error(err);
+    std::string which = at >= 0 && static_cast<size_t>(at) < patterns.size() ? patterns[at].second : "?";
+    return Status::InvalidArgument(fmt::format("pattern '{}' cannot be compiled: {}", which, msg));
+  }
+  if (hs_alloc_scratch(m->impl_->db, &m->impl_->scratch) != HS_SUCCESS) {
+    return Status::Internal("hyperscan: cannot allocate scratch space");
+  }
+  return m;
+}
+
+namespace {
+int OnMatch(unsigned int id, unsigned long long /*from*/, unsigned long long to, unsigned int /*flags*/,
+            void* ctx) {
+  static_cast<std::vector<PatternHit>*>(ctx)->push_back({id, static_cast<size_t>(to)});
+  return 0;
+}
+}  // namespace
+
+void PatternMatcher::Scan(std::string_view data, std::vector<PatternHit>* hits) const {
+  if (!impl_->db || data.empty()) return;
+  hs_scan(impl_->db, data.data(), static_cast<unsigned>(data.size()), 0, impl_->scratch, OnMatch, hits);
+}
+
+}  // namespace faultline::rules

@@ -1,0 +1,46 @@
+// Rule: one piece of failure knowledge, loaded from rules/*.yaml.
+//
+// Code knows rule kinds; rule files know failures (docs/rules.md):
+//   signature  names a known error: category, explanation and fix templates
+//   cascade    marks a line as a consequence of an earlier failure, with why
+//   phase      marks progress: the job reached a phase (ready and training too)
+//   fact       captures a value from the log (tensor_parallel_size=2) that
+//              explanation/fix templates may use as {name}
+//   benign     a line that looks like an error but is known to be harmless
+//   redact     a secret to mask in every report
+// Rules never decide *whether* a line is an error; structure does that.
+#ifndef FAULTLINE_RULES_RULE_H_
+#define FAULTLINE_RULES_RULE_H_
+
+#include <string>
+#include <vector>
+
+namespace faultline::rules {
+
+enum class RuleKind { kSignature, kCascade, kPhase, kFact, kBenign, kRedact };
+const char* RuleKindName(RuleKind kind);
+
+struct Rule {
+  std::string id;  // stable, "<framework>.<name>"
+  RuleKind kind = RuleKind::kSignature;
+  std::string pattern;  // RE2 syntax; (?P<name>...) captures feed templates
+  std::string framework;
+  std::vector<std::string> versions;  // framework versions it was seen in
+  std::string category;               // signature: "gpu-visibility", "oom", ...
+  std::string title;
+  std::string explanation;  // templates: {capture}, {fact}, {a*b}
+  std::string fix;
+  std::string reason;        // cascade: why a matching line is a consequence
+  bool summary = false;      // cascade: a launcher's summary of a failure; the
+                             // best evidence left when nothing else failed
+  std::string phase;         // phase: one of the design.md vocabulary
+  bool completes = false;    // phase: the job finished (counts as healthy)
+  std::string replacement;   // redact: what the secret becomes
+  std::vector<std::string> match_samples;
+  std::vector<std::string> no_match_samples;
+  std::string source;  // "rules/vllm.yaml:12"
+};
+
+}  // namespace faultline::rules
+
+#endif  // FAULTLINE_RULES_RULE_H_

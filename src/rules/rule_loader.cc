@@ -1,0 +1,234 @@
+#include "rules/rule_loader.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <re2/re2.h>
+#include <yaml-cpp/yaml.h>
+
+#include "rules/embedded_rules.h"
+
+namespace faultline::rules {
+
+const char* RuleKindName(RuleKind kind) {
+  switch (kind) {
+    case RuleKind::kSignature: return "signature";
+    case RuleKind::kCascade: return "cascade";
+    case RuleKind::kPhase: return "phase";
+    case RuleKind::kFact: return "fact";
+    case RuleKind::kBenign: return "benign";
+    case RuleKind::kRedact: return "redact";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& PhaseOrder() {
+  static const std::vector<std::string> order = {
+      "process-start", "distributed-init",   "weight-loading", "torch-compile", "kv-cache-profiling",
+      "cuda-graph-capture", "ready", "training", "shutdown"};
+  return order;
+}
+
+int PhaseIndex(std::string_view phase) {
+  const auto& order = PhaseOrder();
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] == phase) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+namespace {
+
+std::string Where(const std::string& name, const YAML::Node& node) {
+  return fmt::format("{}:{}", name, node.Mark().line + 1);
+}
+
+Result<std::vector<std::string>> StringList(const YAML::Node& node, const std::string& where,
+                                            const char* field) {
+  std::vector<std::string> out;
+  if (!node) return out;
+  if (node.IsScalar()) {
+    out.push_back(node.as<std::string>());
+    return out;
+  }
+  if (!node.IsSequence()) {
+    return Status::InvalidArgument(fmt::format("{}: '{}' must be a list of strings", where, field));
+  }
+  for (const auto& item : node) out.push_back(item.as<std::string>());
+  return out;
+}
+
+Result<RuleKind> KindFromName(const std::string& s, const std::string& where) {
+  static const std::pair<const char*, RuleKind> kKinds[] = {
+      {"signature", RuleKind::kSignature}, {"cascade", RuleKind::kCascade},
+      {"phase", RuleKind::kPhase},         {"fact", RuleKind::kFact},
+      {"benign", RuleKind::kBenign},       {"redact", RuleKind::kRedact}};
+  for (const auto& [name, kind] : kKinds) {
+    if (s == name) return kind;
+  }
+  return Status::InvalidArgument(fmt::format(
+      "{}: unknown kind '{}' (use signature, cascade, phase, fact, benign or redact)", where, s));
+}
+
+std::string Scalar(const YAML::Node& node, const char* key) {
+  const YAML::Node v = node[key];
+  return v && v.IsScalar() ? v.as<std::string>() : std::string();
+}
+
+Result<Rule> ParseRule(const YAML::Node& node, const std::string& name,
+                       const std::string& default_framework) {
+  std::string where = Where(name, node);
+  if (!node.IsMap()) return Status::InvalidArgument(where + ": a rule must be a mapping");
+  static const std::set<std::string> kKnownKeys = {
+      "id",     "kind",    "pattern", "framework", "versions", "category", "title",
+      "explanation", "fix", "reason", "summary",  "phase",    "completes", "replacement",
+      "samples"};
+  for (const auto& kv : node) {
+    std::string key = kv.first.as<std::string>();
+    if (!kKnownKeys.count(key)) {
+      return Status::InvalidArgument(fmt::format("{}: unknown field '{}'", Where(name, kv.first), key));
+    }
+  }
+  Rule rule;
+  rule.source = where;
+  rule.id = Scalar(node, "id");
+  if (rule.id.empty()) return Status::InvalidArgument(where + ": rule has no 'id'");
+  auto kind = KindFromName(Scalar(node, "kind").empty() ? "signature" : Scalar(node, "kind"), where);
+  if (!kind.ok()) return kind.status();
+  rule.kind = *kind;
+  rule.pattern = Scalar(node, "pattern");
+  if (rule.pattern.empty()) return Status::InvalidArgument(fmt::format("{}: rule {} has no 'pattern'", where, rule.id));
+  RE2 re(rule.pattern, RE2::Quiet);
+  if (!re.ok()) {
+    return Status::InvalidArgument(
+        fmt::format("{}: rule {}: bad pattern: {}", where, rule.id, re.error()));
+  }
+  rule.framework = Scalar(node, "framework");
+  if (rule.framework.empty()) rule.framework = default_framework;
+  auto versions = StringList(node["versions"], where, "versions");
+  if (!versions.ok()) return versions.status();
+  rule.versions = *versions;
+  rule.category = Scalar(node, "category");
+  rule.title = Scalar(node, "title");
+  rule.explanation = Scalar(node, "explanation");
+  rule.fix = Scalar(node, "fix");
+  rule.reason = Scalar(node, "reason");
+  rule.summary = node["summary"] && node["summary"].as<bool>();
+  rule.phase = Scalar(node, "phase");
+  rule.completes = node["completes"] && node["completes"].as<bool>();
+  rule.replacement = Scalar(node, "replacement");
+  switch (rule.kind) {
+    case RuleKind::kSignature:
+      if (rule.explanation.empty() || rule.fix.empty()) {
+        return Status::InvalidArgument(
+            fmt::format("{}: signature {} needs 'explanation' and 'fix'", where, rule.id));
+      }
+      break;
+    case RuleKind::kCascade:
+      if (rule.reason.empty()) {
+        return Status::InvalidArgument(fmt::format("{}: cascade {} needs a 'reason'", where, rule.id));
+      }
+      break;
+    case RuleKind::kPhase:
+      if (PhaseIndex(rule.phase) < 0) {
+        return Status::InvalidArgument(fmt::format(
+            "{}: phase rule {} has phase '{}'; use one of process-start, distributed-init, "
+            "weight-loading, torch-compile, kv-cache-profiling, cuda-graph-capture, ready, "
+            "training, shutdown",
+            where, rule.id, rule.phase));
+      }
+      break;
+    case RuleKind::kFact:
+      if (re.NumberOfCapturingGroups() == 0) {
+        return Status::InvalidArgument(
+            fmt::format("{}: fact {} must capture a named value, e.g. (?P<tp>\\d+)", where, rule.id));
+      }
+      break;
+    default:
+      break;
+  }
+  const YAML::Node samples = node["samples"];
+  if (!samples || !samples["match"]) {
+    return Status::InvalidArgument(
+        fmt::format("{}: rule {} needs samples.match: lines (from real logs) it must match", where, rule.id));
+  }
+  auto match = StringList(samples["match"], where, "samples.match");
+  if (!match.ok()) return match.status();
+  rule.match_samples = *match;
+  auto no_match = StringList(samples["no_match"], where, "samples.no_match");
+  if (!no_match.ok()) return no_match.status();
+  rule.no_match_samples = *no_match;
+  return rule;
+}
+
+}  // namespace
+
+Result<std::vector<Rule>> ParseRuleFile(std::string_view yaml_text, const std::string& name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(fmt::format("{}:{}: YAML error: {}", name, e.mark.line + 1, e.msg));
+  }
+  if (!root.IsMap() || !root["rules"] || !root["rules"].IsSequence()) {
+    return Status::InvalidArgument(name + ": a rule file is a mapping with a 'rules:' list");
+  }
+  std::string framework = root["framework"] ? root["framework"].as<std::string>() : "";
+  std::vector<Rule> rules;
+  try {
+    for (const auto& node : root["rules"]) {
+      auto rule = ParseRule(node, name, framework);
+      if (!rule.ok()) return rule.status();
+      rules.push_back(std::move(*rule));
+    }
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(fmt::format("{}:{}: {}", name, e.mark.line + 1, e.msg));
+  }
+  return rules;
+}
+
+Result<std::vector<Rule>> LoadRuleFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound(fmt::format("{}: cannot read rule file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseRuleFile(ss.str(), path);
+}
+
+Result<std::vector<Rule>> LoadBuiltinRules() {
+  std::vector<Rule> all;
+  for (const auto& [name, text] : EmbeddedRuleFiles()) {
+    auto rules = ParseRuleFile(text, "rules/" + std::string(name));
+    if (!rules.ok()) return rules.status();
+    for (auto& r : *rules) all.push_back(std::move(r));
+  }
+  std::set<std::string> ids;
+  for (const auto& r : all) {
+    if (!ids.insert(r.id).second) {
+      return Status::InvalidArgument(fmt::format("{}: duplicate rule id {}", r.source, r.id));
+    }
+  }
+  return all;
+}
+
+std::vector<std::string> CheckSamples(const std::vector<Rule>& rules) {
+  std::vector<std::string> problems;
+  for (const auto& rule : rules) {
+    RE2 re(rule.pattern);
+    for (const auto& s : rule.match_samples) {
+      if (!RE2::PartialMatch(s, re)) {
+        problems.push_back(fmt::format("{}: {} does not match its sample: {}", rule.source, rule.id, s));
+      }
+    }
+    for (const auto& s : rule.no_match_samples) {
+      if (RE2::PartialMatch(s, re)) {
+        problems.push_back(fmt::format("{}: {} matches its no_match sample: {}", rule.source, rule.id, s));
+      }
+    }
+  }
+  return problems;
+}
+
+}  // namespace faultline::rules

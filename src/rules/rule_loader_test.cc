@@ -1,0 +1,58 @@
+#include "rules/rule_loader.h"
+
+#include <gtest/gtest.h>
+
+namespace faultline::rules {
+namespace {
+
+TEST(RuleLoaderTest, ParsesASignature) {
+  auto rules = ParseRuleFile(R"(
+framework: vllm
+rules:
+  - id: vllm.test
+    pattern: 'local rank (?P<rank>\d+) is out of bounds'
+    category: gpu-visibility
+    explanation: rank {rank}
+    fix: expose more GPUs
+    samples:
+      match: ["AssertionError: DP adjusted local rank 3 is out of bounds."]
+      no_match: ["local rank ok"]
+)", "t.yaml");
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  ASSERT_EQ(rules->size(), 1u);
+  EXPECT_EQ((*rules)[0].framework, "vllm");
+  EXPECT_EQ((*rules)[0].kind, RuleKind::kSignature);
+  EXPECT_TRUE(CheckSamples(*rules).empty());
+}
+
+TEST(RuleLoaderTest, ErrorsNameFileAndLine) {
+  auto rules = ParseRuleFile("rules:\n  - id: a\n    pattern: 'x'\n    kind: nonsense\n", "bad.yaml");
+  ASSERT_FALSE(rules.ok());
+  EXPECT_NE(rules.status().message().find("bad.yaml:2"), std::string::npos) << rules.status().message();
+  EXPECT_NE(rules.status().message().find("unknown kind"), std::string::npos);
+}
+
+TEST(RuleLoaderTest, RejectsBadRegexUnknownFieldsAndMissingSamples) {
+  EXPECT_FALSE(ParseRuleFile("rules:\n  - id: a\n    kind: benign\n    pattern: '(unclosed'\n    samples: {match: [x]}\n", "f").ok());
+  EXPECT_FALSE(ParseRuleFile("rules:\n  - id: a\n    kind: benign\n    pattern: 'x'\n    colour: red\n    samples: {match: [x]}\n", "f").ok());
+  EXPECT_FALSE(ParseRuleFile("rules:\n  - id: a\n    kind: benign\n    pattern: 'x'\n", "f").ok());
+  EXPECT_FALSE(ParseRuleFile("rules:\n  - id: a\n    kind: phase\n    phase: lunch\n    pattern: 'x'\n    samples: {match: [x]}\n", "f").ok());
+}
+
+TEST(RuleLoaderTest, CheckSamplesReportsMismatch) {
+  auto rules = ParseRuleFile(
+      "rules:\n  - id: a\n    kind: benign\n    pattern: 'abc'\n    samples: {match: [xyz], no_match: [abc]}\n", "f");
+  ASSERT_TRUE(rules.ok());
+  EXPECT_EQ(CheckSamples(*rules).size(), 2u);
+}
+
+TEST(RuleLoaderTest, BuiltinRulesLoadAndPassTheirSamples) {
+  auto rules = LoadBuiltinRules();
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  EXPECT_GE(rules->size(), 40u);
+  auto problems = CheckSamples(*rules);
+  for (const auto& p : problems) ADD_FAILURE() << p;
+}
+
+}  // namespace
+}  // namespace faultline::rules

@@ -1,0 +1,127 @@
+#include "rules/rule_set.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace faultline::rules {
+
+Result<std::unique_ptr<RuleSet>> RuleSet::Build(
+    std::vector<Rule> rules, const std::vector<std::pair<unsigned, std::string>>& structural) {
+  auto set = std::unique_ptr<RuleSet>(new RuleSet());
+  std::vector<std::pair<unsigned, std::string>> patterns;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    auto re = std::make_unique<RE2>(rules[i].pattern, RE2::Quiet);
+    if (!re->ok()) {
+      return Status::InvalidArgument(fmt::format("{}: rule {}: bad pattern: {}", rules[i].source,
+                                                 rules[i].id, re->error()));
+    }
+    set->compiled_.push_back(std::move(re));
+    if (rules[i].kind == RuleKind::kRedact) {
+      set->redact_rules_.push_back(i);
+      continue;  // applied to report text, not scanned in logs
+    }
+    patterns.emplace_back(static_cast<unsigned>(i), rules[i].pattern);
+  }
+  for (const auto& p : structural) patterns.push_back(p);
+  auto matcher = PatternMatcher::Compile(patterns);
+  if (!matcher.ok()) return matcher.status();
+  set->matcher_ = std::move(*matcher);
+  set->rules_ = std::move(rules);
+  return set;
+}
+
+bool RuleSet::Confirm(size_t index, std::string_view line, Captures* captures) const {
+  const RE2& re = *compiled_[index];
+  int groups = re.NumberOfCapturingGroups();
+  if (groups == 0) return RE2::PartialMatch(line, re);
+  std::vector<re2::StringPiece> sub(groups + 1);
+  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, sub.data(),
+                groups + 1)) {
+    return false;
+  }
+  if (captures) {
+    for (const auto& [name, idx] : re.NamedCapturingGroups()) {
+      if (sub[idx].data() != nullptr) captures->emplace_back(name, std::string(sub[idx]));
+    }
+  }
+  return true;
+}
+
+std::string RuleSet::Redact(std::string_view text) const {
+  std::string out(text);
+  for (size_t i : redact_rules_) {
+    const Rule& rule = rules_[i];
+    RE2::GlobalReplace(&out, *compiled_[i], rule.replacement.empty() ? "<redacted>" : rule.replacement);
+  }
+  return out;
+}
+
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+template <typename Lookup>
+std::string RenderTemplate(std::string_view tmpl, Lookup lookup) {
+  std::string out;
+  size_t i = 0;
+  while (i < tmpl.size()) {
+    size_t open = tmpl.find('{', i);
+    if (open == std::string_view::npos) {
+      out += tmpl.substr(i);
+      break;
+    }
+    size_t close = tmpl.find('}', open);
+    if (close == std::string_view::npos) {
+      out += tmpl.substr(i);
+      break;
+    }
+    out += tmpl.substr(i, open - i);
+    std::string_view expr = tmpl.substr(open + 1, close - open - 1);
+    if (expr.find('*') != std::string_view::npos) {
+      long long product = 1;
+      bool known = true;
+      size_t start = 0;
+      while (start <= expr.size()) {
+        size_t star = expr.find('*', start);
+        std::string_view term = Trim(expr.substr(start, star == std::string_view::npos ? expr.npos : star - start));
+        std::string v = lookup(term);
+        char* end = nullptr;
+        long long n = v.empty() ? 0 : std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || (end && *end != '\0')) {
+          known = false;
+          break;
+        }
+        product *= n;
+        if (star == std::string_view::npos) break;
+        start = star + 1;
+      }
+      out += known ? std::to_string(product) : "?";
+    } else {
+      std::string v = lookup(Trim(expr));
+      out += v.empty() ? "?" : v;
+    }
+    i = close + 1;
+  }
+  return out;
+}
+
+std::string RenderTemplateWith(std::string_view tmpl, const Captures& captures, const Captures& facts) {
+  return RenderTemplate(tmpl, [&](std::string_view name) -> std::string {
+    for (const auto& [k, v] : captures) {
+      if (k == name) return v;
+    }
+    for (auto it = facts.rbegin(); it != facts.rend(); ++it) {  // latest value wins
+      if (it->first == name) return it->second;
+    }
+    return "";
+  });
+}
+
+}  // namespace faultline::rules

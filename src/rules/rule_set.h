@@ -1,0 +1,56 @@
+// RuleSet: the loaded rules, compiled for matching, plus the helpers that
+// apply them (confirming a hit with captures, redacting secrets).
+#ifndef FAULTLINE_RULES_RULE_SET_H_
+#define FAULTLINE_RULES_RULE_SET_H_
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <re2/re2.h>
+
+#include "rules/pattern_matcher.h"
+#include "rules/rule.h"
+#include "util/status.h"
+
+namespace faultline::rules {
+
+using Captures = std::vector<std::pair<std::string, std::string>>;
+
+// Ids at or above this value in the shared matcher are structural patterns
+// registered by the caller; ids below it are indexes into rules().
+inline constexpr unsigned kStructuralBase = 1u << 20;
+
+class RuleSet {
+ public:
+  // `structural` patterns join the same Hyperscan database with their own
+  // ids (each >= kStructuralBase).
+  static Result<std::unique_ptr<RuleSet>> Build(
+      std::vector<Rule> rules, const std::vector<std::pair<unsigned, std::string>>& structural = {});
+
+  const std::vector<Rule>& rules() const { return rules_; }
+  const PatternMatcher& matcher() const { return *matcher_; }
+
+  // Runs rule `index`'s RE2 on line; on a match fills *captures (named groups).
+  bool Confirm(size_t index, std::string_view line, Captures* captures) const;
+
+  // Masks every secret that a redact rule matches.
+  std::string Redact(std::string_view text) const;
+
+ private:
+  std::vector<Rule> rules_;
+  std::vector<std::unique_ptr<RE2>> compiled_;
+  std::vector<size_t> redact_rules_;
+  std::unique_ptr<PatternMatcher> matcher_;
+};
+
+// Fills {name} placeholders from the rule's captures, then from facts (the
+// latest value of a fact wins). "{a*b*c}" multiplies integer values. An
+// unknown value renders as "?".
+std::string RenderTemplateWith(std::string_view tmpl, const Captures& captures, const Captures& facts);
+
+}  // namespace faultline::rules
+
+#endif  // FAULTLINE_RULES_RULE_SET_H_
