@@ -16,6 +16,8 @@ inline constexpr int kExitUsage = 2;
 void AddTriageCommand(CLI::App& app, int* exit_code);
 void AddRulesCommand(CLI::App& app, int* exit_code);
 
+void AddTemplatesCommand(CLI::App& app, int* exit_code);
+
 }  // namespace faultline::cli
 
 #endif  // FAULTLINE_CLI_COMMANDS_H_
