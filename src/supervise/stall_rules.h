@@ -1,0 +1,69 @@
+// StallRules: rules/stall.yaml in memory — what counts as progress, which
+// compile caches and wait channels to watch, the log's phase markers, and the
+// ordered stall classes with their conditions, evidence and suggestions.
+// The file is embedded in the binary at build time; --stall-rules FILE
+// replaces it. Loading checks every condition, feature name, template and
+// regex, and an error names the file and the class.
+#ifndef FAULTLINE_SUPERVISE_STALL_RULES_H_
+#define FAULTLINE_SUPERVISE_STALL_RULES_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probe/live_cache.h"
+#include "supervise/condition.h"
+#include "util/status.h"
+
+namespace faultline::supervise {
+
+struct ProgressThresholds {
+  int64_t log_bytes = 1;
+  int64_t read_bytes = 8 << 20;
+  int64_t rss_bytes = 256 << 20;
+  int64_t gpu_memory_bytes = 64 << 20;
+  int64_t cache_bytes = 1;
+  bool tree_change = true;
+};
+
+struct Templated {
+  std::string text;
+  std::optional<Condition> when;
+};
+
+struct StallClass {
+  std::string id;
+  std::string title;
+  Condition when;
+  std::string explanation;
+  std::vector<Templated> evidence;
+  std::vector<Templated> suggestions;
+};
+
+struct PhaseMarker {
+  std::string phase;
+  std::string pattern;  // RE2
+};
+
+struct StallRules {
+  std::string source;  // "rules/stall.yaml (built in)" or the file given
+  ProgressThresholds progress;
+  double window_seconds = 60;
+  double busy_cpu_percent = 80;
+  std::vector<probe::CacheDirWatcher::Dir> cache_dirs;
+  std::vector<std::string> compile_workers;                       // RE2 over cmdline / comm
+  std::map<std::string, std::vector<std::string>> wait_channels;  // group -> wchan names
+  std::vector<PhaseMarker> phase_markers;
+  std::vector<StallClass> classes;  // tried in order
+};
+
+Result<StallRules> ParseStallRules(const std::string& yaml_text, const std::string& source);
+Result<StallRules> LoadStallRulesFile(const std::string& path);
+// The rules/stall.yaml embedded at build time.
+Result<StallRules> BuiltinStallRules();
+
+}  // namespace faultline::supervise
+
+#endif  // FAULTLINE_SUPERVISE_STALL_RULES_H_
