@@ -197,9 +197,21 @@ Result<std::vector<Rule>> LoadRuleFile(const std::string& path) {
   return ParseRuleFile(ss.str(), path);
 }
 
+bool IsTriageRuleFile(std::string_view yaml_text) {
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml_text));
+    return root.IsMap() && root["rules"];
+  } catch (const YAML::Exception&) {
+    return true;  // let the parser report the syntax error
+  }
+}
+
 Result<std::vector<Rule>> LoadBuiltinRules() {
   std::vector<Rule> all;
   for (const auto& [name, text] : EmbeddedRuleFiles()) {
+    // rules/ also holds data for other stages (the GPU catalog, stall
+    // classes, miner settings); triage rules are the files with a rules: list.
+    if (!IsTriageRuleFile(text)) continue;
     auto rules = ParseRuleFile(text, "rules/" + std::string(name));
     if (!rules.ok()) return rules.status();
     for (auto& r : *rules) all.push_back(std::move(r));

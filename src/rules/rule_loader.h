@@ -20,6 +20,9 @@ int PhaseIndex(std::string_view phase);  // -1 when not a known phase
 Result<std::vector<Rule>> ParseRuleFile(std::string_view yaml_text, const std::string& name);
 Result<std::vector<Rule>> LoadRuleFile(const std::string& path);
 
+// Whether a YAML file is a triage rule file (has a top-level rules: list).
+bool IsTriageRuleFile(std::string_view yaml_text);
+
 // The rule files compiled into the binary (rules/*.yaml at build time).
 Result<std::vector<Rule>> LoadBuiltinRules();
 

@@ -1,0 +1,256 @@
+#include "diagnosis/log_scanner.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "events/event_builder.h"
+#include "events/structure.h"
+#include "input/line_cleaner.h"
+#include "input/line_reader.h"
+#include "parse/line_parser.h"
+
+namespace faultline::diagnosis {
+
+using events::LineInfo;
+using rules::RuleKind;
+
+Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule> rule_list) {
+  std::vector<std::pair<unsigned, std::string>> structural;
+  for (const auto& [bit, pattern] : events::StructuralPatterns()) {
+    // Structural ids encode their bit so a hit maps back without a table.
+    structural.emplace_back(rules::kStructuralBase + static_cast<unsigned>(__builtin_ctz(bit)), pattern);
+  }
+  return rules::RuleSet::Build(std::move(rule_list), structural);
+}
+
+namespace {
+
+bool BlockNeedsCleaning(std::string_view block) {
+  for (char c : {'\x1b', '\r', '\0', '\b'}) {
+    if (std::memchr(block.data(), c, block.size()) != nullptr) return true;
+  }
+  return false;
+}
+
+class Scanner {
+ public:
+  Scanner(int file_index, const rules::RuleSet& rules, Findings* findings)
+      : file_(file_index),
+        rules_(rules),
+        findings_(findings),
+        builder_([this](events::Event&& e) { OnEvent(std::move(e)); }) {}
+
+  void Block(std::string_view data, int64_t first_line) {
+    hits_.clear();
+    rules_.matcher().Scan(data, &hits_);
+    if (!std::is_sorted(hits_.begin(), hits_.end(),
+                        [](const auto& a, const auto& b) { return a.end < b.end; })) {
+      std::stable_sort(hits_.begin(), hits_.end(), [](const auto& a, const auto& b) { return a.end < b.end; });
+    }
+    size_t hit = 0;
+    size_t pos = 0;
+    int64_t line_no = first_line;
+    while (pos < data.size()) {
+      const char* nl = static_cast<const char*>(std::memchr(data.data() + pos, '\n', data.size() - pos));
+      size_t end = nl ? static_cast<size_t>(nl - data.data()) : data.size();
+      std::string_view line = data.substr(pos, end - pos);
+      uint32_t structure = 0;
+      line_rules_.clear();
+      while (hit < hits_.size() && hits_[hit].end <= end) {
+        unsigned id = hits_[hit].id;
+        if (id >= rules::kStructuralBase) {
+          structure |= 1u << (id - rules::kStructuralBase);
+        } else if (std::find(line_rules_.begin(), line_rules_.end(), id) == line_rules_.end()) {
+          line_rules_.push_back(id);
+        }
+        ++hit;
+      }
+      Line(line, line_no, structure);
+      pos = end + 1;
+      ++line_no;
+    }
+    RememberLastLine(data, line_no - 1);
+  }
+
+  void Finish() {
+    builder_.Finish();
+    if (last_line_no_ > 0) findings_->last_line = LineInfo{file_, last_line_no_, last_line_};
+  }
+
+ private:
+  // The file's last non-empty line tells where a stalled log stopped; the
+  // block's memory is reused, so it is copied (once per block).
+  void RememberLastLine(std::string_view data, int64_t last_no) {
+    while (!data.empty() && data.back() == '\n') {
+      data.remove_suffix(1);
+      size_t start = data.rfind('\n');
+      std::string_view line = start == std::string_view::npos ? data : data.substr(start + 1);
+      if (!line.empty()) {
+        last_line_.assign(line.substr(0, 2000));
+        last_line_no_ = last_no;
+        return;
+      }
+      data = start == std::string_view::npos ? std::string_view() : data.substr(0, start + 1);
+      --last_no;
+    }
+  }
+
+  void Line(std::string_view text, int64_t line_no, uint32_t structure) {
+    ++findings_->total_lines;
+    parse::ParsedLine p = parse::ParseLine(text);
+    if (p.time.valid) last_time_ = p.time;
+    else if (last_time_.valid) p.time = last_time_;  // inherit for cross-file order
+    NoteProcess(p, line_no);
+    if (line_rules_.empty() && structure == 0 && !builder_.NeedsEveryLine()) return;
+
+    matches_.clear();
+    bool benign = false, cascade = false;
+    for (unsigned id : line_rules_) {
+      const rules::Rule& rule = rules_.rules()[id];
+      rules::Captures caps;
+      if (!rules_.Confirm(id, text, &caps)) continue;  // a prefilter false positive
+      switch (rule.kind) {
+        case RuleKind::kPhase:
+          AddPhase(rule, id, p, line_no);
+          break;
+        case RuleKind::kFact:
+          for (auto& [name, value] : caps) SetFact(name, value);
+          break;
+        case RuleKind::kBenign:
+          benign = true;
+          break;
+        case RuleKind::kCascade:
+          cascade = true;
+          [[fallthrough]];
+        case RuleKind::kSignature:
+          matches_.push_back(events::RuleMatch{id, std::move(caps)});
+          break;
+        case RuleKind::kRedact:
+          break;
+      }
+    }
+    if (structure == 0 && matches_.empty() && !builder_.NeedsEveryLine()) return;
+    events::LineView view;
+    view.parsed = &p;
+    view.file = file_;
+    view.line = line_no;
+    view.structure = structure;
+    view.matches = &matches_;
+    view.benign = benign;
+    view.cascade_rule = cascade;
+    builder_.Add(view);
+  }
+
+  void NoteProcess(const parse::ParsedLine& p, int64_t line_no) {
+    std::string_view key = p.process;
+    if (!cached_stats_ || key != cached_key_) {
+      auto [it, inserted] = findings_->processes.try_emplace(std::string(key));
+      cached_stats_ = &it->second;
+      cached_key_ = it->first;
+      if (inserted) {
+        it->second.process = events::ProcessId{std::string(key), std::string(p.role), std::string(p.parent),
+                                               p.pid, p.rank};
+        it->second.first_line = LineInfo{file_, line_no, std::string(p.text.substr(0, 400))};
+      }
+    }
+    ++cached_stats_->lines;
+    cached_stats_->last_line.file = file_;
+    cached_stats_->last_line.line = line_no;
+  }
+
+  void AddPhase(const rules::Rule& rule, size_t id, const parse::ParsedLine& p, int64_t line_no) {
+    // Keep the first mark per (process, phase): enough to order phases.
+    for (const auto& ph : findings_->phases) {
+      if (ph.phase == rule.phase && ph.process.key == p.process && ph.completes == rule.completes) return;
+    }
+    PhaseHit hit;
+    hit.phase = rule.phase;
+    hit.rule = id;
+    hit.where = LineInfo{file_, line_no, std::string(p.text)};
+    hit.process = events::ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
+    hit.time = p.time;
+    hit.completes = rule.completes;
+    findings_->phases.push_back(std::move(hit));
+  }
+
+  void SetFact(const std::string& name, const std::string& value) {
+    for (auto& [k, v] : findings_->facts) {
+      if (k == name) {
+        v = value;
+        return;
+      }
+    }
+    findings_->facts.emplace_back(name, value);
+  }
+
+  void OnEvent(events::Event&& e) {
+    auto it = findings_->processes.find(e.process.key);
+    if (it != findings_->processes.end()) ++it->second.errors;
+    if (findings_->events.size() >= Findings::kMaxEvents) {
+      ++findings_->events_dropped;
+      return;
+    }
+    findings_->events.push_back(std::move(e));
+  }
+
+  int file_;
+  const rules::RuleSet& rules_;
+  Findings* findings_;
+  events::EventBuilder builder_;
+  std::vector<rules::PatternHit> hits_;
+  std::vector<unsigned> line_rules_;
+  std::vector<events::RuleMatch> matches_;
+  parse::Timestamp last_time_;
+  ProcessStats* cached_stats_ = nullptr;
+  std::string_view cached_key_;
+  std::string last_line_;
+  int64_t last_line_no_ = 0;
+};
+
+}  // namespace
+
+Status ScanInput(const input::InputFile& file, int file_index, const rules::RuleSet& rules,
+                 Findings* findings) {
+  auto source = input::OpenByteSource(file.path);
+  if (!source.ok()) return source.status();
+  input::LineReader reader(std::move(*source));
+  Scanner scanner(file_index, rules, findings);
+  input::LineBlock block;
+  std::string cleaned;
+  while (reader.NextBlock(&block)) {
+    std::string_view data = block.data;
+    if (BlockNeedsCleaning(data)) {
+      cleaned.clear();
+      size_t pos = 0;
+      while (pos < data.size()) {
+        size_t nl = data.find('\n', pos);
+        if (nl == std::string_view::npos) nl = data.size();
+        input::CleanLineInto(data.substr(pos, nl - pos), &cleaned);
+        cleaned.push_back('\n');
+        pos = nl + 1;
+      }
+      data = cleaned;
+    }
+    scanner.Block(data, block.first_line);
+  }
+  scanner.Finish();
+  report::InputSummary summary;
+  summary.file = file.display;
+  summary.lines = reader.lines();
+  summary.bytes = reader.bytes();
+  summary.format = input::CompressionName(reader.source().compression());
+  findings->inputs.push_back(summary);
+  if (!reader.status().ok()) {
+    findings->warnings.push_back(fmt::format("{} (kept the {} lines read before the damage)",
+                                             reader.status().message(), reader.lines()));
+  }
+  if (reader.truncated_lines() > 0) {
+    findings->warnings.push_back(fmt::format("{}: {} over-long line(s) cut at 256 KiB", file.display,
+                                             reader.truncated_lines()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace faultline::diagnosis

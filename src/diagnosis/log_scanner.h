@@ -1,0 +1,30 @@
+// LogScanner: one streaming pass over one input, feeding Findings.
+//
+// Per block of lines: clean the block only if it holds bytes that need it,
+// scan it once with the shared Hyperscan database (rules + structural
+// patterns), then walk its lines; a line is parsed and handed to the
+// EventBuilder when it has a hit or while a traceback is open. Phase and
+// fact rules are recorded as they match.
+#ifndef FAULTLINE_DIAGNOSIS_LOG_SCANNER_H_
+#define FAULTLINE_DIAGNOSIS_LOG_SCANNER_H_
+
+#include <string>
+
+#include "diagnosis/findings.h"
+#include "input/input_files.h"
+#include "rules/rule_set.h"
+#include "util/status.h"
+
+namespace faultline::diagnosis {
+
+// The rule set with the structural patterns compiled in.
+Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule> rules);
+
+// Scans one input into *findings. A damaged input (truncated archive) adds a
+// warning and keeps what was read; an unreadable one returns the error.
+Status ScanInput(const input::InputFile& file, int file_index, const rules::RuleSet& rules,
+                 Findings* findings);
+
+}  // namespace faultline::diagnosis
+
+#endif  // FAULTLINE_DIAGNOSIS_LOG_SCANNER_H_

@@ -1,0 +1,165 @@
+#include "diagnosis/ranker.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "rules/rule_loader.h"
+
+namespace faultline::diagnosis {
+
+using events::Event;
+using events::EventKind;
+using rules::RuleKind;
+
+bool CausallyBefore(const events::LineInfo& a, const parse::Timestamp& ta, const events::LineInfo& b,
+                    const parse::Timestamp& tb, bool multi_file) {
+  if (multi_file && a.file != b.file && ta.valid && tb.valid) {
+    if (ta.year != 0 && tb.year != 0 && ta.year != tb.year) return ta.year < tb.year;
+    int64_t ka = ta.OrderKey(), kb = tb.OrderKey();
+    if (ka != kb) return ka < kb;
+  }
+  if (a.file != b.file) return a.file < b.file;
+  return a.line < b.line;
+}
+
+namespace {
+
+std::optional<size_t> FirstRuleOfKind(const Event& e, const rules::RuleSet& rules, RuleKind kind) {
+  for (const auto& m : e.matches) {
+    if (rules.rules()[m.rule].kind == kind) return m.rule;
+  }
+  return std::nullopt;
+}
+
+std::string Masked(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (c >= '0' && c <= '9') ? '#' : c;
+  return out;
+}
+
+std::string Where(const Event& e) {
+  return fmt::format("line {}{}", e.where.line,
+                     e.process.key.empty() ? "" : fmt::format(" ({})", e.process.key));
+}
+
+bool IsTermination(const Event& e) {
+  const std::string& m = e.message;
+  return m.find("SIGTERM") != std::string::npos || m.find("exitcode: -15") != std::string::npos ||
+         m.find("exit code -15") != std::string::npos || m.find("Terminated") != std::string::npos;
+}
+
+}  // namespace
+
+Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
+  Ranking r;
+  const auto& ev = f.events;
+  r.order.resize(ev.size());
+  for (size_t i = 0; i < ev.size(); ++i) r.order[i] = i;
+  std::stable_sort(r.order.begin(), r.order.end(), [&](size_t a, size_t b) {
+    return CausallyBefore(ev[a].where, ev[a].time, ev[b].where, ev[b].time, multi_file);
+  });
+
+  // Recovered: the same process reached ready/training after the error.
+  std::vector<bool> recovered(ev.size(), false);
+  for (size_t i = 0; i < ev.size(); ++i) {
+    for (const auto& ph : f.phases) {
+      int idx = rules::PhaseIndex(ph.phase);
+      if ((idx >= rules::PhaseIndex("ready") && idx <= rules::PhaseIndex("training")) &&
+          ph.process.key == ev[i].process.key &&
+          CausallyBefore(ev[i].where, ev[i].time, ph.where, ph.time, multi_file)) {
+        recovered[i] = true;
+      }
+    }
+  }
+
+  std::optional<size_t> strong, weak, summary;
+  for (size_t i : r.order) {
+    if (recovered[i]) continue;
+    auto cascade = FirstRuleOfKind(ev[i], rules, RuleKind::kCascade);
+    if (cascade) {
+      if (rules.rules()[*cascade].summary && !summary) summary = i;
+      continue;
+    }
+    if (events::IsStrong(ev[i].kind)) {
+      if (!strong) strong = i;
+    } else if (!weak) {
+      weak = i;
+    }
+  }
+  if (strong) {
+    r.root = strong;
+    r.why.push_back(fmt::format("earliest fatal error in causal order ({} at {})",
+                                events::EventKindName(ev[*strong].kind), Where(ev[*strong])));
+    if (weak && CausallyBefore(ev[*weak].where, ev[*weak].time, ev[*strong].where, ev[*strong].time, multi_file)) {
+      r.why.push_back(fmt::format("an earlier {} at {} did not end the process and ranks below a fatal error",
+                                  events::EventKindName(ev[*weak].kind), Where(ev[*weak])));
+    }
+  } else if (weak) {
+    r.root = weak;
+    r.why.push_back(fmt::format("no fatal error (traceback, signal, exception) found; earliest error line at {}",
+                                Where(ev[*weak])));
+  } else if (summary) {
+    r.root = summary;
+    r.why.push_back(fmt::format("only a launcher's summary reports the failure ({}); the failing process printed no error",
+                                Where(ev[*summary])));
+  }
+  if (!r.root) {
+    for (size_t i = 0; i < ev.size(); ++i) {
+      if (recovered[i]) r.recovered.push_back(i);
+    }
+    return r;
+  }
+  const Event& root = ev[*r.root];
+  if (root.chain.size() > 1) {
+    r.why.push_back(fmt::format("first exception of a chain of {} (the innermost cause)", root.chain.size()));
+  }
+  if (auto sig = FirstRuleOfKind(root, rules, RuleKind::kSignature)) {
+    r.why.push_back(fmt::format("matches known signature {}", rules.rules()[*sig].id));
+  } else {
+    r.why.push_back("no rule knows this error; it was found by structure alone");
+  }
+  size_t cascade_by_rule = 0;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    if (FirstRuleOfKind(ev[i], rules, RuleKind::kCascade)) ++cascade_by_rule;
+  }
+  if (cascade_by_rule > 0) {
+    r.why.push_back(fmt::format("{} error line(s) were set aside as consequences by cascade rules", cascade_by_rule));
+  }
+
+  const std::string root_masked = Masked(root.message);
+  for (size_t i : r.order) {
+    if (i == *r.root) continue;
+    if (recovered[i]) {
+      r.recovered.push_back(i);
+      continue;
+    }
+    const Event& e = ev[i];
+    CascadeDecision d;
+    d.event = i;
+    bool before_root = CausallyBefore(e.where, e.time, root.where, root.time, multi_file);
+    if (auto cascade = FirstRuleOfKind(e, rules, RuleKind::kCascade)) {
+      d.rule = cascade;
+      d.reason = rules::RenderTemplateWith(rules.rules()[*cascade].reason, e.matches.front().captures, f.facts);
+    } else if (Masked(e.message) == root_masked && e.process.key != root.process.key) {
+      d.reason = fmt::format("the same error as the root cause, in another process ({})",
+                             e.process.key.empty() ? "unprefixed output" : e.process.key);
+      r.same_error.push_back(i);
+    } else if (before_root) {
+      d.reason = fmt::format("logged before the root cause but did not end the process ({})",
+                             events::EventKindName(e.kind));
+    } else if (IsTermination(e)) {
+      d.reason = fmt::format("a termination after {} failed", root.process.key.empty() ? "the job" : root.process.key);
+    } else if (e.process.key == root.process.key) {
+      d.reason = fmt::format("follows the root cause in the same process ({})", Where(root));
+    } else {
+      d.reason = fmt::format("raised in {} after {} failed at {}",
+                             e.process.key.empty() ? "the unprefixed (parent) output" : e.process.key,
+                             root.process.key.empty() ? "the job" : root.process.key, Where(root));
+    }
+    r.cascade.push_back(std::move(d));
+  }
+  return r;
+}
+
+}  // namespace faultline::diagnosis

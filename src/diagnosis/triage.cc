@@ -1,0 +1,199 @@
+#include "diagnosis/triage.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "diagnosis/log_scanner.h"
+#include "diagnosis/ranker.h"
+#include "input/input_files.h"
+#include "rules/rule_loader.h"
+
+namespace faultline::diagnosis {
+
+using report::LineRef;
+using report::ProcessRef;
+
+namespace {
+
+class ReportBuilder {
+ public:
+  ReportBuilder(const Findings& f, const rules::RuleSet& rules, const std::vector<std::string>& names)
+      : f_(f), rules_(rules), names_(names) {}
+
+  LineRef Ref(const events::LineInfo& l) const {
+    return LineRef{names_[static_cast<size_t>(l.file)], l.line, rules_.Redact(l.text)};
+  }
+
+  ProcessRef Proc(const events::ProcessId& p) const {
+    ProcessRef r;
+    r.tag = p.key;
+    r.role = p.role;
+    r.parent = p.parent;
+    if (p.pid >= 0) r.pid = p.pid;
+    if (p.rank >= 0) r.rank = p.rank;
+    return r;
+  }
+
+  std::string Redact(const std::string& s) const { return rules_.Redact(s); }
+
+ private:
+  const Findings& f_;
+  const rules::RuleSet& rules_;
+  const std::vector<std::string>& names_;
+};
+
+void FillPhases(const Findings& f, const Ranking& ranking, bool multi_file, const ReportBuilder& rb,
+                report::TriageReport* out) {
+  const events::Event* root = ranking.root ? &f.events[*ranking.root] : nullptr;
+  int best = f.total_lines > 0 ? rules::PhaseIndex("process-start") : -1;
+  bool completed = false;
+  std::vector<const PhaseHit*> hits;
+  for (const auto& ph : f.phases) hits.push_back(&ph);
+  std::stable_sort(hits.begin(), hits.end(), [&](const PhaseHit* a, const PhaseHit* b) {
+    return CausallyBefore(a->where, a->time, b->where, b->time, multi_file);
+  });
+  for (const PhaseHit* ph : hits) {
+    bool before_root = !root || CausallyBefore(ph->where, ph->time, root->where, root->time, multi_file);
+    report::PhaseMark mark;
+    mark.phase = ph->phase;
+    mark.where = rb.Ref(ph->where);
+    mark.process = rb.Proc(ph->process);
+    mark.rule = rules::PhaseIndex(ph->phase) >= 0 ? std::optional<std::string>() : std::nullopt;
+    out->phases.push_back(std::move(mark));
+    if (!before_root) continue;
+    best = std::max(best, rules::PhaseIndex(ph->phase));
+    completed = completed || ph->completes;
+  }
+  if (best >= 0) out->last_phase = rules::PhaseOrder()[static_cast<size_t>(best)];
+  const int ready = rules::PhaseIndex("ready");
+  for (int i = best + 1; i <= ready && best < ready; ++i) {
+    out->phases_never_reached.push_back(rules::PhaseOrder()[static_cast<size_t>(i)]);
+  }
+  if (!root) {
+    if (best >= ready || completed) {
+      out->verdict = report::Verdict::kHealthy;
+    } else {
+      out->verdict = report::Verdict::kStalled;
+    }
+  }
+}
+
+void FillRootCause(const Findings& f, const Ranking& ranking, const rules::RuleSet& rules,
+                   const ReportBuilder& rb, report::TriageReport* out) {
+  if (!ranking.root) return;
+  const events::Event& e = f.events[*ranking.root];
+  report::RootCause rc;
+  rc.message = rb.Redact(e.message);
+  rc.exception = e.exception;
+  rc.kind = events::EventKindName(e.kind);
+  rc.where = rb.Ref(e.where);
+  rc.process = rb.Proc(e.process);
+  for (const auto& m : e.matches) {
+    const rules::Rule& rule = rules.rules()[m.rule];
+    if (rule.kind != rules::RuleKind::kSignature && rule.kind != rules::RuleKind::kCascade) continue;
+    if (rule.kind == rules::RuleKind::kCascade && rc.rule) continue;
+    if (rule.kind == rules::RuleKind::kSignature || !rc.rule) {
+      rc.rule = rule.id;
+      rc.category = rule.category;
+      rc.explanation = rb.Redact(rules::RenderTemplateWith(rule.explanation.empty() ? rule.reason : rule.explanation,
+                                                           m.captures, f.facts));
+      rc.fix = rb.Redact(rules::RenderTemplateWith(rule.fix, m.captures, f.facts));
+      if (rule.kind == rules::RuleKind::kSignature) break;
+    }
+  }
+  for (const auto& c : e.context) rc.context.push_back(rb.Ref(c));
+  rc.why = ranking.why;
+  if (e.repeats > 0) rc.why.push_back(fmt::format("printed {} more time(s) in a row", e.repeats));
+  for (size_t i : ranking.same_error) {
+    const auto& key = f.events[i].process.key;
+    if (std::find(rc.same_error_in.begin(), rc.same_error_in.end(), key) == rc.same_error_in.end()) {
+      rc.same_error_in.push_back(key);
+    }
+  }
+  out->root_cause = std::move(rc);
+  out->verdict = report::Verdict::kFailure;
+}
+
+}  // namespace
+
+Result<report::TriageReport> Triage(const TriageOptions& options) {
+  auto expanded = input::ExpandInputs(options.inputs);
+  if (!expanded.ok()) return expanded.status();
+
+  std::vector<rules::Rule> rule_list;
+  if (!options.no_builtin_rules) {
+    auto builtin = rules::LoadBuiltinRules();
+    if (!builtin.ok()) return Status::Internal("built-in rules: " + builtin.status().message());
+    rule_list = std::move(*builtin);
+  }
+  for (const auto& path : options.rule_files) {
+    auto extra = rules::LoadRuleFile(path);
+    if (!extra.ok()) return extra.status();
+    for (auto& r : *extra) rule_list.push_back(std::move(r));
+  }
+  auto rule_set = BuildScanRuleSet(std::move(rule_list));
+  if (!rule_set.ok()) return rule_set.status();
+  const rules::RuleSet& rules = **rule_set;
+
+  Findings findings;
+  findings.warnings = expanded->warnings;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < expanded->files.size(); ++i) {
+    const auto& file = expanded->files[i];
+    names.push_back(file.display);
+    Status s = ScanInput(file, static_cast<int>(i), rules, &findings);
+    if (!s.ok()) {
+      if (expanded->files.size() == 1) return s;
+      findings.warnings.push_back(s.message() + " (skipped)");
+    }
+  }
+  if (findings.total_lines == 0) {
+    return Status::InvalidArgument(fmt::format("{}: empty input, no log lines to read",
+                                               names.size() == 1 ? names[0] : "inputs"));
+  }
+  const bool multi_file = expanded->files.size() > 1;
+  Ranking ranking = Rank(findings, rules, multi_file);
+  ReportBuilder rb(findings, rules, names);
+
+  report::TriageReport out;
+  out.total_lines = findings.total_lines;
+  out.inputs = findings.inputs;
+  out.warnings = findings.warnings;
+  if (findings.events_dropped > 0) {
+    out.warnings.push_back(fmt::format("{} further error events not kept (cap {})", findings.events_dropped,
+                                       Findings::kMaxEvents));
+  }
+  FillRootCause(findings, ranking, rules, rb, &out);
+  FillPhases(findings, ranking, multi_file, rb, &out);
+  out.cascade_total = static_cast<int64_t>(ranking.cascade.size());
+  for (const auto& d : ranking.cascade) {
+    if (out.cascade.size() >= options.max_cascade) break;
+    const events::Event& e = findings.events[d.event];
+    report::CascadeItem item;
+    item.message = rb.Redact(e.message);
+    item.where = rb.Ref(e.where);
+    item.process = rb.Proc(e.process);
+    item.reason = d.reason;
+    if (d.rule) item.rule = rules.rules()[*d.rule].id;
+    out.cascade.push_back(std::move(item));
+  }
+  for (const auto& [key, st] : findings.processes) {
+    report::ProcessSummary ps;
+    ps.process = rb.Proc(st.process);
+    ps.lines = st.lines;
+    ps.errors = st.errors;
+    out.processes.push_back(std::move(ps));
+  }
+  if (findings.last_line) out.last_line = rb.Ref(*findings.last_line);
+  if (out.verdict == report::Verdict::kStalled) {
+    out.stall_hints.push_back(fmt::format(
+        "the log ends without an error before the job was ready; last phase reached: {}",
+        out.last_phase.value_or("unknown")));
+    out.stall_hints.push_back(
+        "if the process is still running, `faultline watch --pid PID` classifies the stall from live signals");
+  }
+  return out;
+}
+
+}  // namespace faultline::diagnosis

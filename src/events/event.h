@@ -1,0 +1,68 @@
+// Event: an error found in a log by its structure, whatever words it holds:
+// a Python traceback, an exception line, a C++ terminate, a signal or exit
+// status, a CUDA kernel assertion, an NCCL WARN, an ERROR-level line.
+// Rules later add an explanation; they are never needed to find an event.
+#ifndef FAULTLINE_EVENTS_EVENT_H_
+#define FAULTLINE_EVENTS_EVENT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "parse/parsed_line.h"
+#include "rules/rule_set.h"
+
+namespace faultline::events {
+
+enum class EventKind {
+  kPythonTraceback,   // "Traceback (most recent call last):" ... "Type: message"
+  kExceptionLine,     // "Type: message" outside a traceback
+  kCxxTerminate,      // "terminate called after throwing an instance of 'T'" + what()
+  kSignal,            // segfault, Fatal Python error, Killed, abort
+  kExitStatus,        // a launcher reporting a non-zero exit code
+  kCudaKernelAssert,  // "... Assertion `cond` failed." from a CUDA kernel
+  kNcclWarn,          // "NCCL WARN ..."
+  kErrorLog,          // a line logged at ERROR / CRITICAL / FATAL level
+};
+const char* EventKindName(EventKind kind);
+
+// Strong events end a process by themselves; weak ones (ERROR logs, NCCL
+// WARN) often precede recovery and rank below strong ones.
+bool IsStrong(EventKind kind);
+
+struct LineInfo {
+  int file = 0;      // index into the inputs
+  int64_t line = 0;  // 1-based
+  std::string text;  // cleaned line
+};
+
+struct ProcessId {
+  std::string key;  // demultiplexing key, "" for unprefixed lines
+  std::string role;
+  std::string parent;
+  int64_t pid = -1;
+  int rank = -1;
+};
+
+// A confirmed rule match on one of the event's key lines.
+struct RuleMatch {
+  size_t rule = 0;  // index into RuleSet::rules()
+  rules::Captures captures;
+};
+
+struct Event {
+  EventKind kind = EventKind::kErrorLog;
+  std::string message;    // the error line's message, without prefixes
+  std::string exception;  // Python / C++ type, "" when none
+  LineInfo where;         // the message line
+  ProcessId process;
+  parse::Timestamp time;
+  std::vector<LineInfo> context;   // traceback and related lines, in order (capped)
+  std::vector<std::string> chain;  // every exception of a chained traceback, first printed first
+  std::vector<RuleMatch> matches;  // signature/cascade rules on the key lines
+  int64_t repeats = 0;             // identical events folded into this one
+};
+
+}  // namespace faultline::events
+
+#endif  // FAULTLINE_EVENTS_EVENT_H_

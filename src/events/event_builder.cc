@@ -1,0 +1,260 @@
+#include "events/event_builder.h"
+
+#include <re2/re2.h>
+
+#include "events/structure.h"
+
+namespace faultline::events {
+
+const char* EventKindName(EventKind kind) {
+  switch (kind) {
+    case EventKind::kPythonTraceback: return "python-traceback";
+    case EventKind::kExceptionLine: return "exception";
+    case EventKind::kCxxTerminate: return "cxx-terminate";
+    case EventKind::kSignal: return "signal";
+    case EventKind::kExitStatus: return "exit-status";
+    case EventKind::kCudaKernelAssert: return "cuda-kernel-assert";
+    case EventKind::kNcclWarn: return "nccl-warn";
+    case EventKind::kErrorLog: return "error-log";
+  }
+  return "?";
+}
+
+bool IsStrong(EventKind kind) { return kind != EventKind::kErrorLog && kind != EventKind::kNcclWarn; }
+
+namespace {
+
+bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+bool Indented(std::string_view msg) { return !msg.empty() && (msg[0] == ' ' || msg[0] == '\t'); }
+
+LineInfo Info(const LineView& line) {
+  return LineInfo{line.file, line.line, std::string(line.parsed->text)};
+}
+
+void AddContext(Event& e, const LineView& line) {
+  if (e.context.size() >= EventBuilder::kMaxContextLines) {
+    // Keep the head (what started it) and the newest frames.
+    e.context.erase(e.context.begin() + 2);
+  }
+  e.context.push_back(Info(line));
+}
+
+void AddMatches(Event& e, const LineView& line) {
+  if (line.matches) e.matches.insert(e.matches.end(), line.matches->begin(), line.matches->end());
+}
+
+// Digits masked: identical events from many threads/ranks fold into one.
+std::string FoldKey(const Event& e) {
+  std::string key = std::string(EventKindName(e.kind)) + "|" + e.process.key + "|";
+  for (char c : e.message) key += (c >= '0' && c <= '9') ? '#' : c;
+  return key;
+}
+
+}  // namespace
+
+EventBuilder::ProcessState& EventBuilder::StateFor(const parse::ParsedLine& p) {
+  return processes_[std::string(p.process)];
+}
+
+void EventBuilder::SetOpen(ProcessState& ps, bool /*hint*/) {
+  bool open = ps.state != State::kIdle || ps.has_pending;
+  if (open != ps.open) {
+    open_count_ += open ? 1 : -1;
+    ps.open = open;
+  }
+}
+
+void EventBuilder::Emit(ProcessState& ps) {
+  if (!ps.has_pending) {
+    ps.state = State::kIdle;
+    return;
+  }
+  Event e = std::move(ps.pending);
+  ps.pending = Event();
+  ps.has_pending = false;
+  ps.state = State::kIdle;
+  std::string key = FoldKey(e);
+  if (has_held_ && key == last_key_) {
+    ++held_.repeats;
+    return;
+  }
+  if (has_held_) sink_(std::move(held_));
+  held_ = std::move(e);
+  last_key_ = std::move(key);
+  has_held_ = true;
+}
+
+void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
+  Event e;
+  e.kind = EventKind::kPythonTraceback;
+  const parse::ParsedLine& p = *line.parsed;
+  e.process = ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
+  e.time = p.time;
+  if (ps.has_pending && ps.pending.kind == EventKind::kErrorLog && ps.lines_since_key <= 2) {
+    // logger.exception("msg"): the ERROR line introduces this traceback.
+    e.context = std::move(ps.pending.context);
+    e.matches = std::move(ps.pending.matches);
+    if (!ps.pending.time.valid) e.time = p.time;
+    else e.time = ps.pending.time;
+  } else if (ps.has_pending) {
+    Emit(ps);
+  }
+  e.where = Info(line);  // until the exception line is seen
+  AddContext(e, line);
+  ps.pending = std::move(e);
+  ps.has_pending = true;
+  ps.state = State::kInTraceback;
+  ps.lines_since_key = 0;
+}
+
+void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
+  const parse::ParsedLine& p = *line.parsed;
+  std::string_view msg = p.message;
+  if (line.benign) return;
+  Event e;
+  e.process = ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
+  e.time = p.time;
+  e.where = Info(line);
+  e.message = std::string(msg);
+  AddMatches(e, line);
+  bool wait_for_more = false;
+  std::string_view type, text;
+  bool is_exit = false;
+  std::string signal;
+  static const RE2 kTerminateType(R"(terminate called after throwing an instance of '([^']+)')");
+  static const RE2 kKernelAssertRe(R"(Assertion .* failed)");
+  std::string type_name;
+  if ((line.structure & kTerminate) && RE2::PartialMatch(msg, kTerminateType, &type_name)) {
+    e.kind = EventKind::kCxxTerminate;
+    e.exception = type_name;
+    wait_for_more = true;  // what(): comes on the next line
+  } else if ((line.structure & kTerminate) && Contains(msg, "terminate called")) {
+    e.kind = EventKind::kCxxTerminate;
+  } else if ((line.structure & kKernelAssert) && RE2::PartialMatch(msg, kKernelAssertRe)) {
+    e.kind = EventKind::kCudaKernelAssert;
+  } else if ((line.structure & (kSignalShape | kExitShape)) &&
+             !(signal = SignalOrExit(msg, &is_exit)).empty()) {
+    e.kind = is_exit ? EventKind::kExitStatus : EventKind::kSignal;
+  } else if ((line.structure & kExceptionShape) && ParseExceptionLine(msg, &type, &text)) {
+    e.kind = EventKind::kExceptionLine;
+    e.exception = std::string(type);
+    e.chain.push_back(std::string(msg));
+    wait_for_more = true;  // multi-line messages (CUDA errors) continue below
+  } else if (p.format == "nccl" && p.level == parse::Level::kWarning) {
+    e.kind = EventKind::kNcclWarn;
+  } else if (p.level == parse::Level::kError || p.level == parse::Level::kCritical) {
+    e.kind = EventKind::kErrorLog;
+    wait_for_more = true;  // may introduce a traceback
+  } else if (line.cascade_rule || (line.matches && !line.matches->empty())) {
+    e.kind = (line.structure & kSignalShape) ? EventKind::kSignal : EventKind::kErrorLog;
+  } else {
+    return;
+  }
+  e.context.push_back(e.where);
+  if (ps.has_pending) Emit(ps);
+  ps.pending = std::move(e);
+  ps.has_pending = true;
+  ps.lines_since_key = 0;
+  ps.state = wait_for_more ? State::kAfterException : State::kIdle;
+  if (!wait_for_more) Emit(ps);
+}
+
+void EventBuilder::Add(const LineView& line) {
+  const parse::ParsedLine& p = *line.parsed;
+  ProcessState& ps = StateFor(p);
+  std::string_view msg = p.message;
+  const bool traceback_start = (line.structure & kTracebackStart) && Contains(msg, "Traceback (most recent call last)");
+  const bool chain_marker = (line.structure & kChainMarker) != 0;
+
+  if (ps.state == State::kInTraceback) {
+    if (msg.empty() || Indented(msg) || traceback_start || chain_marker) {
+      AddContext(ps.pending, line);
+      SetOpen(ps, true);
+      return;
+    }
+    // The first unindented line ends a traceback segment: the exception.
+    std::string_view type, text;
+    if (ParseExceptionLine(msg, &type, &text) || !Contains(msg, " ")) {
+      if (ps.pending.exception.empty() && ps.pending.chain.empty()) {
+        ps.pending.exception = std::string(type.empty() ? msg : type);
+      }
+    }
+    if (ps.pending.chain.empty()) {
+      ps.pending.message = std::string(msg);
+      ps.pending.where = Info(line);
+    }
+    ps.pending.chain.push_back(std::string(msg));
+    AddMatches(ps.pending, line);
+    AddContext(ps.pending, line);
+    ps.state = State::kAfterException;
+    ps.lines_since_key = 0;
+    SetOpen(ps, true);
+    return;
+  }
+
+  if (ps.state == State::kAfterException) {
+    if (chain_marker && ps.pending.kind == EventKind::kPythonTraceback) {
+      AddContext(ps.pending, line);
+      ps.state = State::kInTraceback;
+      return;
+    }
+    if (ps.pending.kind == EventKind::kCxxTerminate && Contains(msg, "what():")) {
+      std::string_view what = msg.substr(msg.find("what():") + 7);
+      while (!what.empty() && what.front() == ' ') what.remove_prefix(1);
+      ps.pending.message = ps.pending.exception + ": " + std::string(what);
+      ps.pending.where = Info(line);
+      AddMatches(ps.pending, line);
+      AddContext(ps.pending, line);
+      Emit(ps);
+      SetOpen(ps, false);
+      return;
+    }
+    if (!traceback_start) {
+      ++ps.lines_since_key;
+      // vLLM repeats the logger header on every line of a record, so a header
+      // alone does not start a new record; an INFO/WARNING line does.
+      const bool other_record = !p.format.empty() && p.level != parse::Level::kError &&
+                                p.level != parse::Level::kCritical && p.level != parse::Level::kUnknown;
+      if (msg.empty() && ps.lines_since_key <= 2) {
+        SetOpen(ps, true);
+        return;
+      }
+      // Continuation of a multi-line message: plain text, no new event shape.
+      if (ps.lines_since_key <= 4 && !other_record && line.structure == 0 && !msg.empty() &&
+          ps.pending.kind != EventKind::kErrorLog) {
+        AddContext(ps.pending, line);
+        AddMatches(ps.pending, line);
+        SetOpen(ps, true);
+        return;
+      }
+    }
+    // Anything else closes the pending event (an ERROR line followed by a
+    // traceback start is absorbed by StartTraceback).
+    if (!(traceback_start && ps.pending.kind == EventKind::kErrorLog)) Emit(ps);
+  }
+
+  if (traceback_start) {
+    StartTraceback(ps, line);
+    SetOpen(ps, true);
+    return;
+  }
+  SingleLine(ps, line);
+  SetOpen(ps, ps.has_pending);
+}
+
+void EventBuilder::Finish() {
+  for (auto& [key, ps] : processes_) {
+    if (ps.has_pending && ps.state == State::kInTraceback && ps.pending.message.empty()) {
+      // A traceback cut off before its exception line: keep what we have.
+      ps.pending.message = "Traceback (cut off before its exception line)";
+    }
+    Emit(ps);
+  }
+  if (has_held_) sink_(std::move(held_));
+  has_held_ = false;
+  processes_.clear();
+  open_count_ = 0;
+}
+
+}  // namespace faultline::events

@@ -1,0 +1,79 @@
+// EventBuilder: turns classified lines into Events, one process at a time.
+//
+// Lines of many processes interleave; the builder keeps per-process state so
+// that a traceback whose every line carries "(Worker_TP1 pid=7506) ERROR ..."
+// is assembled even when other processes print in between. It handles
+// chained tracebacks ("The above exception was the direct cause ...",
+// "During handling ..."), an ERROR line that introduces the traceback that
+// follows it (logger.exception), C++ terminate + what(), and folds repeated
+// identical events (a kernel assertion printed by every thread).
+//
+// Memory: per process one open traceback, capped at kMaxContextLines.
+#ifndef FAULTLINE_EVENTS_EVENT_BUILDER_H_
+#define FAULTLINE_EVENTS_EVENT_BUILDER_H_
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "events/event.h"
+#include "parse/parsed_line.h"
+
+namespace faultline::events {
+
+// One line as the scanner hands it over.
+struct LineView {
+  const parse::ParsedLine* parsed = nullptr;
+  int file = 0;
+  int64_t line = 0;
+  uint32_t structure = 0;                       // StructureBit hints from the scan
+  const std::vector<RuleMatch>* matches = nullptr;  // confirmed signature/cascade rules
+  bool benign = false;                          // a benign rule matched
+  bool cascade_rule = false;                    // a cascade rule matched
+};
+
+class EventBuilder {
+ public:
+  static constexpr size_t kMaxContextLines = 80;
+  using Sink = std::function<void(Event&&)>;
+  explicit EventBuilder(Sink sink) : sink_(std::move(sink)) {}
+
+  // Feeds one line. Lines of processes with open state must all be fed;
+  // other lines only when they carry a structural hint or a rule match.
+  void Add(const LineView& line);
+
+  // True while some process has an open traceback or pending event, i.e.
+  // while every line must be fed.
+  bool NeedsEveryLine() const { return open_count_ > 0; }
+
+  // Flushes everything still open (end of one input file).
+  void Finish();
+
+ private:
+  enum class State { kIdle, kInTraceback, kAfterException };
+  struct ProcessState {
+    State state = State::kIdle;
+    Event pending;            // the traceback or event being assembled
+    bool has_pending = false;
+    int lines_since_key = 0;  // lines of this process since the key line
+    bool open = false;  // counted in open_count_
+  };
+
+  void Emit(ProcessState& ps);
+  void StartTraceback(ProcessState& ps, const LineView& line);
+  void SingleLine(ProcessState& ps, const LineView& line);
+  void SetOpen(ProcessState& ps, bool open);
+  ProcessState& StateFor(const parse::ParsedLine& p);
+
+  Sink sink_;
+  std::unordered_map<std::string, ProcessState> processes_;
+  int open_count_ = 0;
+  std::string last_key_;  // for folding repeats
+  Event held_;            // last event, held back to fold repeats into
+  bool has_held_ = false;
+};
+
+}  // namespace faultline::events
+
+#endif  // FAULTLINE_EVENTS_EVENT_BUILDER_H_

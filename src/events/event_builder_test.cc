@@ -1,0 +1,140 @@
+#include "events/event_builder.h"
+
+#include <gtest/gtest.h>
+
+#include "events/structure.h"
+#include "parse/line_parser.h"
+#include "rules/pattern_matcher.h"
+
+namespace faultline::events {
+namespace {
+
+// Feeds lines the way the scanner does, with structural hints computed by
+// the real structural patterns.
+class Harness {
+ public:
+  Harness() : builder_([this](Event&& e) { events.push_back(std::move(e)); }) {
+    std::vector<std::pair<unsigned, std::string>> patterns;
+    for (const auto& [bit, p] : StructuralPatterns()) patterns.emplace_back(bit, p);
+    matcher_ = std::move(*rules::PatternMatcher::Compile(patterns));
+  }
+  void Feed(const std::vector<std::string>& lines) {
+    int64_t n = 0;
+    for (const auto& text : lines) {
+      ++n;
+      std::vector<rules::PatternHit> hits;
+      matcher_->Scan(text, &hits);
+      uint32_t bits = 0;
+      for (auto& h : hits) bits |= h.id;
+      parse::ParsedLine p = parse::ParseLine(text);
+      if (bits == 0 && !builder_.NeedsEveryLine()) continue;
+      LineView v;
+      v.parsed = &p;
+      v.line = n;
+      v.structure = bits;
+      builder_.Add(v);
+    }
+    builder_.Finish();
+  }
+  std::vector<Event> events;
+
+ private:
+  EventBuilder builder_;
+  std::unique_ptr<rules::PatternMatcher> matcher_;
+};
+
+TEST(EventBuilderTest, InterleavedPrefixedTracebacksAreAssembledPerProcess) {
+  Harness h;
+  h.Feed({
+      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597] WorkerProc failed to start.",
+      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597] Traceback (most recent call last):",
+      "(Worker_TP0 pid=7505) INFO 05-09 15:15:10 [parallel_state.py:1] rank 0 in world size 2",
+      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597]   File \"/v/gpu_worker.py\", line 9, in init_device",
+      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597]     assert self.local_rank < torch.cuda.device_count()",
+      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597] AssertionError: DP adjusted local rank 3 is out of bounds.",
+      "(EngineCore_DP1 pid=6688) INFO 05-09 15:15:11 [core.py:1] shutting down",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  const Event& e = h.events[0];
+  EXPECT_EQ(e.kind, EventKind::kPythonTraceback);
+  EXPECT_EQ(e.message, "AssertionError: DP adjusted local rank 3 is out of bounds.");
+  EXPECT_EQ(e.exception, "AssertionError");
+  EXPECT_EQ(e.where.line, 6);
+  EXPECT_EQ(e.process.key, "Worker_TP1 pid=7506");
+  EXPECT_EQ(e.process.pid, 7506);
+  // The introducing ERROR line is part of the traceback's context, not an event.
+  EXPECT_EQ(e.context.front().line, 1);
+  EXPECT_EQ(e.context.size(), 5u);
+}
+
+TEST(EventBuilderTest, ChainedTracebackKeepsTheFirstException) {
+  Harness h;
+  h.Feed({
+      "Traceback (most recent call last):",
+      "  File \"a.py\", line 1, in <module>",
+      "KeyError: 'model.layers.0.weight'",
+      "",
+      "The above exception was the direct cause of the following exception:",
+      "",
+      "Traceback (most recent call last):",
+      "  File \"b.py\", line 2, in load",
+      "RuntimeError: failed to load checkpoint",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].message, "KeyError: 'model.layers.0.weight'");
+  ASSERT_EQ(h.events[0].chain.size(), 2u);
+  EXPECT_EQ(h.events[0].chain[1], "RuntimeError: failed to load checkpoint");
+}
+
+TEST(EventBuilderTest, TerminateWithWhat) {
+  Harness h;
+  h.Feed({
+      "terminate called after throwing an instance of 'c10::DistBackendError'",
+      "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread terminated",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].kind, EventKind::kCxxTerminate);
+  EXPECT_EQ(h.events[0].exception, "c10::DistBackendError");
+  EXPECT_EQ(h.events[0].message.rfind("c10::DistBackendError: [PG ID 0", 0), 0u);
+  EXPECT_EQ(h.events[0].where.line, 2);
+}
+
+TEST(EventBuilderTest, RepeatedKernelAssertionsFoldIntoOne) {
+  Harness h;
+  h.Feed({
+      "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1553: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+      "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1553: indexSelectLargeIndex: block: [0,0,0], thread: [1,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+      "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1553: indexSelectLargeIndex: block: [0,0,0], thread: [2,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].kind, EventKind::kCudaKernelAssert);
+  EXPECT_EQ(h.events[0].repeats, 2);
+}
+
+TEST(EventBuilderTest, SignalsExitCodesAndPlainErrors) {
+  Harness h;
+  h.Feed({
+      "INFO starting",
+      "Fatal Python error: Segmentation fault",
+      "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) local_rank: 0 (pid: 1) of binary: python",
+      "bash: line 1: 4242 Killed                  python train.py",
+      "WARNING something odd about errors",
+  });
+  ASSERT_EQ(h.events.size(), 3u);
+  EXPECT_EQ(h.events[0].kind, EventKind::kSignal);
+  EXPECT_EQ(h.events[1].kind, EventKind::kExitStatus);
+  EXPECT_EQ(h.events[2].kind, EventKind::kSignal);
+}
+
+TEST(EventBuilderTest, ExceptionShapeNeedsTypeAtStart) {
+  std::string_view type, text;
+  EXPECT_TRUE(ParseExceptionLine("torch.OutOfMemoryError: CUDA out of memory.", &type, &text));
+  EXPECT_EQ(type, "torch.OutOfMemoryError");
+  EXPECT_EQ(text, "CUDA out of memory.");
+  EXPECT_TRUE(ParseExceptionLine("KeyboardInterrupt", &type, &text));
+  EXPECT_FALSE(ParseExceptionLine("UserWarning: deprecated", &type, &text));
+  EXPECT_FALSE(ParseExceptionLine("the ValueError: was handled", &type, &text));
+}
+
+}  // namespace
+}  // namespace faultline::events
