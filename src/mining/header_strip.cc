@@ -64,7 +64,10 @@ std::string_view StripHeader(std::string_view line, HeaderMode mode) {
       while (end < line.size() && !IsSpace(line[end])) ++end;
     }
     std::string_view token = line.substr(start, end - start);
-    if (close == '\0' && !IsStampLike(token) && !IsHeaderWord(token)) {
+    // glog and torch print "file.py:851]" as the last header token.
+    const bool glog_end = close == '\0' && n > 0 && token.size() > 2 && token.back() == ']' &&
+                          token.find(':') != std::string_view::npos;
+    if (close == '\0' && !glog_end && !IsStampLike(token) && !IsHeaderWord(token)) {
       // One "component:" right after a header ends it.
       if (n > 0 && token.size() > 1 && token.back() == ':') {
         pos = end;
@@ -77,6 +80,7 @@ std::string_view StripHeader(std::string_view line, HeaderMode mode) {
     skip_space();
     if (pos >= line.size()) break;  // never drop the whole line
     keep = pos;
+    if (glog_end) break;
   }
   return line.substr(keep);
 }

@@ -5,8 +5,9 @@
 // kAuto drops, from the left and at most 8 tokens deep, tokens that hold a
 // digit and at most 3 letters (dates, times, pids), log level words, month
 // and weekday names, tokens in brackets or parentheses ("[core.py:123]",
-// "(VllmWorker rank=0 pid=12)"), and then one "component:" token; it never
-// drops the whole line. kNone returns the line unchanged.
+// "(VllmWorker rank=0 pid=12)"), and then either one "component:" token or a
+// glog-style "file.py:851]" token, which ends the header; it never drops the
+// whole line. kNone returns the line unchanged.
 #ifndef FAULTLINE_MINING_HEADER_STRIP_H_
 #define FAULTLINE_MINING_HEADER_STRIP_H_
 

@@ -139,6 +139,26 @@ bool IsDateWord(std::string_view s) {
   return false;
 }
 
+// "rank3", "DP1", "gpu0": a rank or device name whose number is the
+// variable (letters from a short list, then digits).
+size_t RankPrefixLength(std::string_view run) {
+  static constexpr std::string_view kPrefixes[] = {"rank", "gpu",    "cuda",  "dp",     "tp",    "pp",
+                                                   "ep",   "worker", "node",  "device", "local", "shard"};
+  size_t letters = 0;
+  while (letters < run.size() && IsAlpha(run[letters])) ++letters;
+  if (letters == 0 || letters == run.size()) return 0;
+  for (size_t i = letters; i < run.size(); ++i) {
+    if (!IsDigit(run[i])) return 0;
+  }
+  for (std::string_view p : kPrefixes) {
+    if (p.size() != letters) continue;
+    bool same = true;
+    for (size_t i = 0; i < letters && same; ++i) same = (run[i] | 0x20) == p[i];
+    if (same) return letters;
+  }
+  return 0;
+}
+
 // /usr/lib/x.so, ./a, ~/a, C:\x, scheme://host/a, or a relative a/b/c.
 bool IsPath(std::string_view s) {
   if (s.size() < 2) return false;
@@ -316,7 +336,11 @@ void Masker::MaskDigitRunsOrKeep(std::string_view core) {
       hex = hex && IsHexDigit(core[i]);
       ++i;
     }
-    if (digit && (!letter || (hex && options_.hex))) {
+    std::string_view run = core.substr(start, i - start);
+    if (size_t prefix = letter && digit ? RankPrefixLength(run) : 0; prefix > 0) {
+      buffer_.append(run.substr(0, prefix));
+      buffer_.append(kWildcard);
+    } else if (digit && (!letter || (hex && options_.hex))) {
       // A sign that itself follows a non-alphanumeric belongs to the number.
       if (!letter && start > 0 && (core[start - 1] == '-' || core[start - 1] == '+') &&
           (start == 1 || !IsAlnum(core[start - 2]))) {
@@ -324,7 +348,7 @@ void Masker::MaskDigitRunsOrKeep(std::string_view core) {
       }
       buffer_.append(kWildcard);
     } else {
-      buffer_.append(core.substr(start, i - start));
+      buffer_.append(run);
     }
   }
 }

@@ -15,7 +15,9 @@
 //               2017-05-16, 50%) or a number with a short unit (10ms, 4GB)
 //               -> <*>; otherwise each digit run that stands between
 //               non-alphanumerics is masked: rank=3 -> rank=<*>,
-//               pid:1234 -> pid:<*>, blk_-42 -> blk_<*>
+//               pid:1234 -> pid:<*>, blk_-42 -> blk_<*>, and so is
+//               the number of a rank or device name: rank3 -> rank<*>,
+//               EngineCore_DP1 -> EngineCore_DP<*>, gpu0 -> gpu<*>
 //   * path      /usr/lib/x.so, ./a/b, C:\x, http://host/a  -> <*>
 //   * date      month and weekday names of a date: Jul, Fri -> <*>
 // Extra RE2 patterns (MaskOptions::patterns) run first on the whole message,
