@@ -17,6 +17,7 @@ void AddTriageCommand(CLI::App& app, int* exit_code);
 void AddRulesCommand(CLI::App& app, int* exit_code);
 
 void AddTemplatesCommand(CLI::App& app, int* exit_code);
+void AddPreflightCommand(CLI::App& app, int* exit_code);
 
 }  // namespace faultline::cli
 

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   faultline::cli::AddTriageCommand(app, &exit_code);
   faultline::cli::AddRulesCommand(app, &exit_code);
   faultline::cli::AddTemplatesCommand(app, &exit_code);
+  faultline::cli::AddPreflightCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

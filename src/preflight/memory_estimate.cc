@@ -1,0 +1,214 @@
+#include "preflight/memory_estimate.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "preflight/embedded_rules.h"
+#include "preflight/units.h"
+
+namespace faultline::preflight {
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The dtype vLLM computes in for `--dtype` (vllm/config/model.py,
+// _get_and_verify_dtype): "auto" keeps fp16/bf16 checkpoints as they are and
+// runs fp32 checkpoints in bf16.
+std::string RuntimeDtype(const std::string& flag, const std::string& checkpoint) {
+  std::string d = Lower(flag);
+  if (d == "half" || d == "float16") return "float16";
+  if (d == "bfloat16") return "bfloat16";
+  if (d == "float" || d == "float32") return "float32";
+  if (checkpoint == "float16") return "float16";
+  return "bfloat16";
+}
+
+double WeightBytesPerParam(int bits) { return bits > 0 ? bits / 8.0 * 1.03 : 0; }  // + group scales
+
+}  // namespace
+
+Result<MemoryModelParams> MemoryModelParams::Load(std::string_view yaml_text) {
+  MemoryModelParams p;
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml_text));
+    YAML::Node v = root["vllm"];
+    p.default_utilization = v["default_gpu_memory_utilization"].as<double>();
+    p.large_gpu_min_gib = v["large_gpu_min_gib"].as<double>();
+    p.batched_tokens_large = v["max_num_batched_tokens"]["large"].as<int64_t>();
+    p.batched_tokens_small = v["max_num_batched_tokens"]["small"].as<int64_t>();
+    p.seqs_large = v["max_num_seqs"]["large"].as<int64_t>();
+    p.seqs_small = v["max_num_seqs"]["small"].as<int64_t>();
+    p.default_block_size = v["default_block_size"].as<int>();
+    p.mlp_coef = v["activation"]["mlp_coef"].as<double>();
+    p.hidden_coef = v["activation"]["hidden_coef"].as<double>();
+    p.sampler_coef = v["activation"]["sampler_coef"].as<double>();
+    p.base_gib = v["activation"]["base_gib"].as<double>();
+    p.non_torch_tp1_gib = v["non_torch_gib"]["tp1"].as<double>();
+    p.non_torch_tp_many_gib = v["non_torch_gib"]["tp_many"].as<double>();
+    p.linear_state_bytes = v["linear_state_bytes"].as<double>();
+    p.sglang_mem_fraction = root["sglang"]["default_mem_fraction_static"].as<double>();
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(fmt::format("rules/preflight_memory.yaml: {}", e.what()));
+  }
+  return p;
+}
+
+const MemoryModelParams& MemoryModelParams::Builtin() {
+  static const MemoryModelParams* p = [] {
+    Result<MemoryModelParams> r = Load(EmbeddedMemoryModel());
+    return new MemoryModelParams(r.ok() ? *r : MemoryModelParams());
+  }();
+  return *p;
+}
+
+double MemoryEstimate::BytesForRequest(int64_t len) const {
+  double l = static_cast<double>(len);
+  double sliding = sliding_bytes_per_token * static_cast<double>(std::min<int64_t>(len, sliding_cap_tokens));
+  return kv_bytes_per_token * l + sliding + state_bytes_per_seq;
+}
+
+int64_t MemoryEstimate::TokenCapacity(int64_t max_model_len) const {
+  if (kv_available_bytes <= 0) return 0;
+  if (sliding_bytes_per_token == 0 && state_bytes_per_seq == 0) {
+    return kv_bytes_per_token > 0 ? static_cast<int64_t>(kv_available_bytes / kv_bytes_per_token) : 0;
+  }
+  double per_request = BytesForRequest(max_model_len);
+  if (per_request <= 0) return 0;
+  return static_cast<int64_t>(kv_available_bytes / per_request * static_cast<double>(max_model_len));
+}
+
+int64_t MemoryEstimate::MaxFittingLen(int64_t upper) const {
+  if (BytesForRequest(1) > kv_available_bytes) return 0;
+  int64_t lo = 1, hi = upper;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo + 1) / 2;
+    if (BytesForRequest(mid) <= kv_available_bytes) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+MemoryEstimate EstimateMemory(const ModelFacts& m, const MemoryInputs& in, const MemoryModelParams& p) {
+  MemoryEstimate e;
+  const int tp = std::max(1, in.tp), pp = std::max(1, in.pp), dp = std::max(1, in.dp);
+  const double total = static_cast<double>(in.gpu_total_bytes);
+  const bool large_gpu = total >= p.large_gpu_min_gib * kGiB && Lower(in.gpu_name).find("a100") == std::string::npos;
+
+  e.runtime_dtype = RuntimeDtype(in.dtype, m.checkpoint_dtype);
+  const double act_bytes = DtypeBytes(e.runtime_dtype);
+  std::string kvd = Lower(in.kv_cache_dtype);
+  e.kv_dtype_bytes = (kvd.rfind("fp8", 0) == 0) ? 1 : act_bytes;
+
+  // --- Weights -------------------------------------------------------------
+  const bool checkpoint_quantized = !m.quant_method.empty();
+  const std::string online_quant = checkpoint_quantized ? "" : Lower(in.quantization);
+  const double params = static_cast<double>(std::max<uint64_t>(m.params_total, 1));
+  const double expert_fraction = static_cast<double>(m.params_experts) / params;
+  const double embed_fraction = static_cast<double>(m.params_embedding) / params;
+  double w = 0;
+  if (m.checkpoint_bytes) {
+    w = static_cast<double>(*m.checkpoint_bytes);
+    e.weights_source = "model.safetensors.index.json total_size";
+    double ckpt_bytes = DtypeBytes(m.checkpoint_dtype);
+    if (!checkpoint_quantized && ckpt_bytes > 0 && ckpt_bytes != act_bytes) {
+      w *= act_bytes / ckpt_bytes;
+      e.assumptions.push_back(fmt::format("checkpoint is {}, vLLM runs it in {}", m.checkpoint_dtype, e.runtime_dtype));
+    }
+    if (m.mtp_layers > 0) {
+      // MTP (next-token-prediction) layers ship in the checkpoint but are
+      // loaded only for speculative decoding.
+      double per_layer = w * (1 - embed_fraction) / (m.num_layers + m.mtp_layers);
+      w -= per_layer * m.mtp_layers;
+      e.assumptions.push_back(fmt::format("{} MTP layer(s) in the checkpoint not loaded", m.mtp_layers));
+    }
+  } else {
+    e.weights_source = "parameter count from config.json";
+    double linear_bytes = checkpoint_quantized ? WeightBytesPerParam(m.quant_bits ? m.quant_bits : 4) : act_bytes;
+    w = params * (1 - embed_fraction) * linear_bytes + params * embed_fraction * act_bytes;
+  }
+  if (online_quant.rfind("fp8", 0) == 0 && act_bytes == 2) {
+    w = w * embed_fraction + w * (1 - embed_fraction) * 0.5;
+    e.assumptions.push_back("--quantization fp8 stores linear weights in one byte");
+  }
+  e.weight_bytes_total = w;
+  const int expert_split = in.expert_parallel ? tp * dp : tp;
+  double per_gpu = w * (1 - expert_fraction) / tp + w * expert_fraction / expert_split;
+  per_gpu /= pp;
+  per_gpu -= in.cpu_offload_gb * kGiB;
+  e.weights_per_gpu = std::max(0.0, per_gpu);
+
+  // --- Budget ----------------------------------------------------------------
+  double util_default = in.launcher == Launcher::kSglang ? p.sglang_mem_fraction : p.default_utilization;
+  e.utilization = in.utilization.value_or(util_default);
+  e.requested_bytes = total * e.utilization;
+  e.batched_tokens = in.max_num_batched_tokens.value_or(large_gpu ? p.batched_tokens_large : p.batched_tokens_small);
+  e.max_num_seqs = in.max_num_seqs.value_or(large_gpu ? p.seqs_large : p.seqs_small);
+  int64_t seqs = std::min(e.max_num_seqs, e.batched_tokens);
+
+  if (in.launcher == Launcher::kVllm) {
+    double inter_gpu = static_cast<double>(m.intermediate_size) / tp;
+    if (m.IsMoe()) {
+      inter_gpu = static_cast<double>(m.experts_per_token * m.moe_intermediate_size +
+                                      m.shared_expert_intermediate_size) / tp;
+    }
+    double tokens = static_cast<double>(e.batched_tokens);
+    e.activation_bytes = tokens * (p.mlp_coef * inter_gpu + p.hidden_coef * static_cast<double>(m.hidden_size)) *
+                             act_bytes +
+                         static_cast<double>(seqs) * static_cast<double>(m.vocab_size) * 4 * p.sampler_coef +
+                         p.base_gib * kGiB;
+    e.non_torch_bytes = (tp == 1 ? p.non_torch_tp1_gib : p.non_torch_tp_many_gib) * kGiB;
+  }
+  e.kv_available_bytes = e.requested_bytes - e.weights_per_gpu - e.activation_bytes - e.non_torch_bytes;
+  if (in.kv_cache_memory_bytes) {
+    e.kv_available_bytes = static_cast<double>(*in.kv_cache_memory_bytes);
+    e.assumptions.push_back("--kv-cache-memory-bytes fixes the KV budget (gpu_memory_utilization ignored)");
+  }
+
+  // --- KV cache per token ----------------------------------------------------
+  double per_layer_token = 0;
+  if (m.mla) {
+    per_layer_token = static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim) * e.kv_dtype_bytes;
+  } else {
+    int heads_gpu = std::max(1, (m.num_kv_heads + tp - 1) / tp);
+    per_layer_token = 2.0 * heads_gpu * m.head_dim * e.kv_dtype_bytes;
+  }
+  e.kv_bytes_per_token = per_layer_token * m.full_attention_layers / pp;
+  if (m.sliding_layers > 0) {
+    e.sliding_bytes_per_token = per_layer_token * m.sliding_layers / pp;
+    e.sliding_cap_tokens = m.sliding_window + e.batched_tokens;
+  }
+  if (m.linear_layers > 0) {
+    double state = 0;
+    if (m.linear_num_value_heads > 0) {
+      double conv_dim = 2.0 * m.linear_num_key_heads * m.linear_key_head_dim +
+                        static_cast<double>(m.linear_num_value_heads) * m.linear_value_head_dim;
+      state = conv_dim / tp * std::max(0, m.linear_conv_kernel_dim - 1) * act_bytes +
+              static_cast<double>(m.linear_num_value_heads) / tp * m.linear_key_head_dim * m.linear_value_head_dim *
+                  p.linear_state_bytes;
+    } else if (m.mamba_num_heads > 0) {
+      double inner = static_cast<double>(m.mamba_num_heads) * m.mamba_head_dim;
+      double conv_dim = inner + 2.0 * m.mamba_n_groups * m.mamba_state_size;
+      state = conv_dim / tp * std::max(0, m.mamba_conv_kernel - 1) * act_bytes +
+              static_cast<double>(m.mamba_num_heads) / tp * m.mamba_head_dim * m.mamba_state_size * act_bytes;
+    } else {
+      // Lightning / linear attention without extra dims (MiniMax): one
+      // head_dim x head_dim state per head.
+      state = static_cast<double>(m.num_heads) / tp * m.head_dim * m.head_dim * p.linear_state_bytes;
+    }
+    // vLLM makes the attention page and the state page the same size: the
+    // state occupies a whole number of 16-token attention pages.
+    double page = 16 * per_layer_token;
+    if (page > 0 && state > 0) state = std::ceil(state / page) * page;
+    e.state_bytes_per_seq = state * m.linear_layers / pp;
+    if (state == 0) e.assumptions.push_back("linear-attention state size unknown; counted as zero");
+  }
+  return e;
+}
+
+}  // namespace faultline::preflight

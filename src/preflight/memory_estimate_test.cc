@@ -1,0 +1,97 @@
+#include "preflight/memory_estimate.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "preflight/units.h"
+
+namespace faultline::preflight {
+namespace {
+
+ModelFacts Fixture(const std::string& name) {
+  std::string path = std::string(FAULTLINE_SOURCE_DIR) + "/tests/fixtures/models/" + name + "/config.json";
+  std::ifstream in(path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return *ParseModelConfig(ss.str(), path);
+}
+
+MemoryInputs H100(int tp) {
+  MemoryInputs in;
+  in.tp = tp;
+  in.gpu_total_bytes = 81559ULL * 1024 * 1024;
+  in.gpu_name = "NVIDIA H100 80GB HBM3";
+  return in;
+}
+
+TEST(MemoryEstimateTest, GqaKvBytesPerTokenSplitByTp) {
+  MemoryEstimate e = EstimateMemory(Fixture("llama-3.1-70b-instruct"), H100(4));
+  // 80 layers x K,V x 8/4 heads x 128 x 2 bytes
+  EXPECT_DOUBLE_EQ(e.kv_bytes_per_token, 80.0 * 2 * 2 * 128 * 2);
+  EXPECT_EQ(e.state_bytes_per_seq, 0);
+  EXPECT_EQ(e.batched_tokens, 8192);  // >= 70 GiB, not A100
+  EXPECT_EQ(e.max_num_seqs, 1024);
+  // bf16 weights from the parameter count, split over 4 GPUs.
+  EXPECT_NEAR(e.weights_per_gpu / kGiB, 70.6e9 * 2 / 4 / kGiB, 0.5);
+}
+
+TEST(MemoryEstimateTest, KvHeadsAreReplicatedWhenTpExceedsThem) {
+  MemoryEstimate e = EstimateMemory(Fixture("llama-3.1-70b-instruct"), H100(16));
+  EXPECT_DOUBLE_EQ(e.kv_bytes_per_token, 80.0 * 2 * 1 * 128 * 2);
+}
+
+TEST(MemoryEstimateTest, MlaKeepsOneLatentPerTokenOnEveryRank) {
+  MemoryInputs in = H100(8);
+  in.gpu_total_bytes = 143771ULL * 1024 * 1024;
+  MemoryEstimate e = EstimateMemory(Fixture("deepseek-r1"), in);
+  EXPECT_DOUBLE_EQ(e.kv_bytes_per_token, 61.0 * (512 + 64) * 2);
+  in.kv_cache_dtype = "fp8";
+  EXPECT_DOUBLE_EQ(EstimateMemory(Fixture("deepseek-r1"), in).kv_bytes_per_token, 61.0 * (512 + 64));
+}
+
+TEST(MemoryEstimateTest, HybridStateIsPerSequenceAndPaddedToAttentionPages) {
+  MemoryEstimate e = EstimateMemory(Fixture("qwen3.5-0.8b"), H100(1));
+  EXPECT_DOUBLE_EQ(e.kv_bytes_per_token, 6.0 * 2 * 2 * 256 * 2);
+  // GDN state per layer: conv (2*16*128 + 16*128) x 3 x 2 B + ssm 16 x 128 x 128 x 4 B,
+  // rounded up to 16-token attention pages of 2048 B/token.
+  double state = 6144.0 * 3 * 2 + 16.0 * 128 * 128 * 4;
+  double page = 16 * 2048.0;
+  EXPECT_DOUBLE_EQ(e.state_bytes_per_seq, std::ceil(state / page) * page * 18);
+  // Capacity counts max_model_len-long requests: less than avail / per-token.
+  int64_t cap = e.TokenCapacity(262144);
+  EXPECT_GT(cap, 0);
+  EXPECT_LT(cap, static_cast<int64_t>(e.kv_available_bytes / e.kv_bytes_per_token));
+  EXPECT_LE(e.BytesForRequest(e.MaxFittingLen(1 << 30)), e.kv_available_bytes);
+}
+
+TEST(MemoryEstimateTest, IndexSizeWinsAndFp32CheckpointsRunInBf16) {
+  ModelFacts m = Fixture("qwen3-8b");
+  m.checkpoint_bytes = 32'762'357'760ULL;  // an fp32 checkpoint
+  MemoryEstimate e = EstimateMemory(m, H100(2));
+  EXPECT_EQ(e.runtime_dtype, "bfloat16");
+  EXPECT_NEAR(e.weight_bytes_total, 32'762'357'760.0 / 2, 1);
+  EXPECT_NEAR(e.weights_per_gpu, 32'762'357'760.0 / 4, 1);
+}
+
+TEST(MemoryEstimateTest, ExpertParallelSplitsExpertsOverDp) {
+  MemoryInputs in = H100(2);
+  in.dp = 4;
+  MemoryEstimate without = EstimateMemory(Fixture("mixtral-8x7b-instruct-v0.1"), in);
+  in.expert_parallel = true;
+  MemoryEstimate with = EstimateMemory(Fixture("mixtral-8x7b-instruct-v0.1"), in);
+  EXPECT_LT(with.weights_per_gpu, without.weights_per_gpu / 2);
+}
+
+TEST(MemoryEstimateTest, BudgetFollowsUtilization) {
+  MemoryInputs in = H100(1);
+  in.utilization = 0.5;
+  MemoryEstimate e = EstimateMemory(Fixture("qwen3-8b"), in);
+  EXPECT_DOUBLE_EQ(e.requested_bytes, 81559.0 * 1024 * 1024 * 0.5);
+  EXPECT_NEAR(e.kv_available_bytes, e.requested_bytes - e.weights_per_gpu - e.activation_bytes - e.non_torch_bytes, 1);
+}
+
+}  // namespace
+}  // namespace faultline::preflight
