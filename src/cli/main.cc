@@ -1,10 +1,18 @@
 // faultline: finds the line at fault when a distributed GPU job fails or stalls.
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+
+namespace faultline::cli {
+std::vector<RegisteredCommand>& CommandRegistry() {
+  static std::vector<RegisteredCommand> registry;
+  return registry;
+}
+}  // namespace faultline::cli
 
 int main(int argc, char** argv) {
   // A closed stdout (faultline ... | head) must not kill us mid-report.
@@ -13,10 +21,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "faultline 0.1.0");
   int exit_code = faultline::cli::kExitHealthy;
-  faultline::cli::AddTriageCommand(app, &exit_code);
-  faultline::cli::AddRulesCommand(app, &exit_code);
-  faultline::cli::AddTemplatesCommand(app, &exit_code);
-  faultline::cli::AddPreflightCommand(app, &exit_code);
+  auto commands = faultline::cli::CommandRegistry();
+  std::sort(commands.begin(), commands.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+  for (const auto& c : commands) c.add(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

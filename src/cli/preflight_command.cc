@@ -147,4 +147,6 @@ void AddPreflightCommand(CLI::App& app, int* exit_code) {
   sub->callback([opt, exit_code] { *exit_code = RunPreflightCommand(*opt); });
 }
 
+FAULTLINE_REGISTER_COMMAND(20, AddPreflightCommand);
+
 }  // namespace faultline::cli

@@ -72,4 +72,6 @@ void AddRulesCommand(CLI::App& app, int* exit_code) {
   });
 }
 
+FAULTLINE_REGISTER_COMMAND(80, AddRulesCommand);
+
 }  // namespace faultline::cli

@@ -180,4 +180,6 @@ void AddTemplatesCommand(CLI::App& app, int* exit_code) {
   cmd->callback([plan, exit_code] { *exit_code = RunTemplates(*plan); });
 }
 
+FAULTLINE_REGISTER_COMMAND(70, AddTemplatesCommand);
+
 }  // namespace faultline::cli

@@ -60,4 +60,6 @@ void AddTriageCommand(CLI::App& app, int* exit_code) {
   });
 }
 
+FAULTLINE_REGISTER_COMMAND(10, AddTriageCommand);
+
 }  // namespace faultline::cli

@@ -45,6 +45,11 @@ void AddMatches(Event& e, const LineView& line) {
 }
 
 // Digits masked: identical events from many threads/ranks fold into one.
+std::string TrimRight(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return std::string(s);
+}
+
 std::string FoldKey(const Event& e) {
   std::string key = std::string(EventKindName(e.kind)) + "|" + e.process.key + "|";
   for (char c : e.message) key += (c >= '0' && c <= '9') ? '#' : c;
@@ -116,7 +121,7 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
   e.process = ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
   e.time = p.time;
   e.where = Info(line);
-  e.message = std::string(msg);
+  e.message = TrimRight(msg);
   AddMatches(e, line);
   bool wait_for_more = false;
   std::string_view type, text;
@@ -181,7 +186,7 @@ void EventBuilder::Add(const LineView& line) {
       }
     }
     if (ps.pending.chain.empty()) {
-      ps.pending.message = std::string(msg);
+      ps.pending.message = TrimRight(msg);
       ps.pending.where = Info(line);
     }
     ps.pending.chain.push_back(std::string(msg));
@@ -202,7 +207,7 @@ void EventBuilder::Add(const LineView& line) {
     if (ps.pending.kind == EventKind::kCxxTerminate && Contains(msg, "what():")) {
       std::string_view what = msg.substr(msg.find("what():") + 7);
       while (!what.empty() && what.front() == ' ') what.remove_prefix(1);
-      ps.pending.message = ps.pending.exception + ": " + std::string(what);
+      ps.pending.message = ps.pending.exception + ": " + TrimRight(what);
       ps.pending.where = Info(line);
       AddMatches(ps.pending, line);
       AddContext(ps.pending, line);
