@@ -1,0 +1,90 @@
+// What run, watch and wait-ready share: loading the stall rules, the GPU
+// source, the log diagnoser (triage of a log, printed and as JSON), and the
+// printing of a job's end. Header-only so each command stays one file.
+#ifndef FAULTLINE_CLI_LIVE_SUPPORT_H_
+#define FAULTLINE_CLI_LIVE_SUPPORT_H_
+
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnosis/triage.h"
+#include "probe/live_clock.h"
+#include "probe/live_gpu.h"
+#include "probe/live_gpu_inventory.h"
+#include "report/printers.h"
+#include "supervise/duration.h"
+#include "supervise/job_end.h"
+#include "supervise/live_record.h"
+#include "supervise/stall_rules.h"
+#include "supervise/supervisor.h"
+
+namespace faultline::cli::live {
+
+inline Result<supervise::StallRules> LoadRules(const std::string& file) {
+  return file.empty() ? supervise::BuiltinStallRules() : supervise::LoadStallRulesFile(file);
+}
+
+inline std::unique_ptr<probe::GpuUsageSource> GpuSource(bool disabled) {
+  if (disabled) return std::make_unique<probe::NoGpuSource>("GPU sampling disabled (--no-gpu)");
+  return probe::NewLocalGpuUsageSource(probe::RealClock());
+}
+
+// Parses a duration option into *seconds; prints the error and returns false.
+inline bool Duration(const std::string& name, const std::string& text, double* seconds) {
+  if (text.empty()) return true;
+  auto d = supervise::ParseDuration(text);
+  if (!d.ok()) {
+    std::cerr << "faultline: " << name << ": " << d.status().message() << "\n";
+    return false;
+  }
+  *seconds = *d;
+  return true;
+}
+
+inline supervise::LogDiagnoser Diagnoser(const std::string& color) {
+  return [color](const std::string& log_path, bool print_text, std::ostream& out) -> nlohmann::json {
+    diagnosis::TriageOptions options;
+    options.inputs = {log_path};
+    auto report = diagnosis::Triage(options);
+    if (!report.ok()) {
+      if (print_text) out << "(no diagnosis of " << log_path << ": " << report.status().message() << ")\n";
+      return nullptr;
+    }
+    if (print_text) {
+      report::TextOptions text;
+      text.color = report::ShouldColor(color, STDOUT_FILENO);
+      report::PrintText(*report, text, out);
+      out.flush();
+    }
+    return report::ToJson(*report);
+  };
+}
+
+// Prints how a watch ended: the headline, the stall, and the log's diagnosis
+// (text, or one faultline.live/1 diagnosis record with --json). Returns the
+// triage JSON (null when there is no log).
+inline nlohmann::json PrintEnd(const supervise::JobEnd& end, bool json, const std::string& color) {
+  nlohmann::json triage = nullptr;
+  if (!json) {
+    std::cout << supervise::EndHeadline(end) << "\n";
+    if (end.stall) supervise::PrintStall(*end.stall, std::cout);
+    if (!end.log_path.empty()) std::cout << "\nDiagnosis of " << end.log_path << ":\n";
+    std::cout.flush();
+  }
+  if (!end.log_path.empty()) triage = Diagnoser(color)(end.log_path, !json, std::cout);
+  if (json) {
+    std::cout << report::DumpJson(supervise::DiagnosisRecord(end, probe::RealClock()->WallMillis(), triage), -1)
+              << "\n";
+  }
+  std::cout.flush();
+  return triage;
+}
+
+}  // namespace faultline::cli::live
+
+#endif  // FAULTLINE_CLI_LIVE_SUPPORT_H_

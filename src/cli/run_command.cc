@@ -1,0 +1,149 @@
+// faultline run -- CMD... / faultline run -f pipeline.yaml: launches a command
+// or a pipeline of services and jobs, tees their output to the terminal and to
+// runs/<time>-<name>/, watches them, and on the first death or stall prints the
+// diagnosis and stops everything it started (SIGTERM, SIGKILL after --grace).
+// Commands preflight knows (vllm, sglang, torchrun) are checked first.
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/live_support.h"
+#if __has_include("preflight/preflight.h")
+#define FAULTLINE_HAVE_PREFLIGHT 1
+#include "preflight/launch_command.h"
+#include "preflight/preflight.h"
+#include "preflight/report_writer.h"
+#endif
+#include "supervise/pipeline_spec.h"
+#include "supervise/supervisor.h"
+
+extern char** environ;
+
+namespace faultline::cli {
+namespace {
+
+struct RunArgs {
+  std::string file;
+  std::vector<std::string> command;
+  std::string stall_after;
+  std::string grace;
+  std::string runs_dir = "runs";
+  std::string status_every = "10s";
+  std::string interval = "1s";
+  std::string stall_rules;
+  std::string color = "auto";
+  bool json = false;
+  bool no_preflight = false;
+  bool no_gpu = false;
+};
+
+// Preflight of every command it knows. Returns false when one has a
+// blocking problem (the report is printed).
+bool Preflight(const supervise::PipelineSpec& spec, bool json) {
+#ifndef FAULTLINE_HAVE_PREFLIGHT
+  return true;
+#else
+  std::map<std::string, std::string> base_env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv(*e);
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) base_env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  bool ok = true;
+  for (const auto& s : spec.services) {
+    if (!preflight::ParseLaunchCommand(s.argv).ok()) continue;
+    preflight::PreflightRequest req;
+    req.command = s.argv;
+    req.env = base_env;
+    for (const auto& [k, v] : s.env) req.env[k] = v;
+    if (s.gpus_set) {
+      std::string devices;
+      for (int g : s.gpus) devices += (devices.empty() ? "" : ",") + std::to_string(g);
+      req.env["CUDA_VISIBLE_DEVICES"] = devices;
+    }
+    req.check_port = true;
+    auto report = preflight::RunPreflight(req);
+    if (!report.ok()) {
+      std::cerr << "faultline: preflight of " << s.name << " skipped: " << report.status().message() << "\n";
+      continue;
+    }
+    if (report->blocking()) {
+      std::cerr << "faultline: preflight of " << s.name << " found a blocking problem; not starting (--no-preflight to start anyway)\n";
+      if (json) {
+        std::cout << preflight::WriteJson(*report) << "\n";
+      } else {
+        std::cout << preflight::WriteText(*report);
+      }
+      ok = false;
+    }
+  }
+  return ok;
+#endif
+}
+
+int RunRun(const RunArgs& a) {
+  if (a.file.empty() == a.command.empty()) {
+    std::cerr << "faultline: run needs either -f pipeline.yaml or -- COMMAND...\n";
+    return kExitUsage;
+  }
+  double stall_after = 300, grace = 10;
+  supervise::SupervisorOptions options;
+  if (!live::Duration("--stall-after", a.stall_after, &stall_after) || !live::Duration("--grace", a.grace, &grace) ||
+      !live::Duration("--status-every", a.status_every, &options.status_interval) ||
+      !live::Duration("--interval", a.interval, &options.sample_interval)) {
+    return kExitUsage;
+  }
+  supervise::PipelineSpec spec;
+  if (!a.file.empty()) {
+    auto loaded = supervise::LoadPipelineFile(a.file);
+    if (!loaded.ok()) {
+      std::cerr << "faultline: " << loaded.status().message() << "\n";
+      return kExitUsage;
+    }
+    spec = std::move(*loaded);
+    if (!a.stall_after.empty()) spec.stall_after = stall_after;
+    if (!a.grace.empty()) spec.grace_period = grace;
+  } else {
+    spec = supervise::SingleCommandPipeline(a.command, stall_after, grace);
+  }
+  auto rules = live::LoadRules(a.stall_rules);
+  if (!rules.ok()) {
+    std::cerr << "faultline: " << rules.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (!a.no_preflight && !Preflight(spec, a.json)) return kExitDiagnosed;
+  options.runs_dir = a.runs_dir;
+  options.json = a.json;
+  auto gpu = live::GpuSource(a.no_gpu);
+  auto result = supervise::RunPipeline(spec, *rules, options, gpu.get(), live::Diagnoser(a.color));
+  if (!result.ok()) {
+    std::cerr << "faultline: " << result.status().message() << "\n";
+    return kExitUsage;
+  }
+  return result->exit_code;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Run a command (-- CMD...) or a pipeline (-f pipeline.yaml); on a death or stall, diagnose and stop it all");
+  cmd->add_option("-f,--file", args->file, "pipeline file (services and jobs; see docs/pipeline.md)");
+  cmd->add_option("command", args->command, "the command to run, after --");
+  cmd->add_option("--stall-after", args->stall_after, "stalled when nothing progresses for this long (default 5m)");
+  cmd->add_option("--grace", args->grace, "SIGTERM, then SIGKILL after this long (default 10s)");
+  cmd->add_option("--runs-dir", args->runs_dir, "where run directories are made")->capture_default_str();
+  cmd->add_option("--status-every", args->status_every, "status line interval (0 = none)")->capture_default_str();
+  cmd->add_option("--interval", args->interval, "sampling interval")->capture_default_str();
+  cmd->add_option("--stall-rules", args->stall_rules, "stall classes file instead of the built-in rules/stall.yaml");
+  cmd->add_option("--color", args->color, "auto, always, never")->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->add_flag("--json", args->json, "faultline.live/1 records (JSON Lines) on stdout; program output on stderr");
+  cmd->add_flag("--no-preflight", args->no_preflight, "start even when preflight finds a blocking problem");
+  cmd->add_flag("--no-gpu", args->no_gpu, "do not sample GPUs");
+  cmd->callback([args, exit_code]() { *exit_code = RunRun(*args); });
+}
+
+FAULTLINE_REGISTER_COMMAND(30, AddRunCommand);
+
+}  // namespace faultline::cli

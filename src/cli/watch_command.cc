@@ -1,0 +1,121 @@
+// faultline watch --pid PID [--log FILE]: attaches to a running job (its whole
+// process tree) and prints a status line per interval — phase, CPU, memory,
+// I/O, weight files, log growth, GPUs — then the diagnosis when it dies or
+// stalls. --json streams faultline.live/1 records. It only observes.
+#include <signal.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/live_support.h"
+#include "probe/proc_fs.h"
+#include "supervise/monitor.h"
+#include "supervise/stop_signals.h"
+#include "supervise/watcher.h"
+
+namespace faultline::cli {
+namespace {
+
+struct WatchArgs {
+  std::vector<int64_t> pids;
+  std::string log;
+  std::string interval = "10s";
+  std::string sample = "1s";
+  std::string stall_after = "5m";
+  std::string stall_rules;
+  std::string color = "auto";
+  bool json = false;
+  bool once = false;
+  bool no_gpu = false;
+};
+
+int RunWatch(const WatchArgs& a) {
+  supervise::WatchOptions w;
+  if (!live::Duration("--interval", a.interval, &w.status_interval) ||
+      !live::Duration("--sample", a.sample, &w.sample_interval) ||
+      !live::Duration("--stall-after", a.stall_after, &w.stall_after)) {
+    return kExitUsage;
+  }
+  for (int64_t pid : a.pids) {
+    if (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+      std::cerr << "faultline: --pid " << pid << ": no such process\n";
+      return kExitUsage;
+    }
+  }
+  auto rules = live::LoadRules(a.stall_rules);
+  if (!rules.ok()) {
+    std::cerr << "faultline: " << rules.status().message() << "\n";
+    return kExitUsage;
+  }
+  w.pids = a.pids;
+  w.log_path = a.log;
+  w.name = "pid " + std::to_string(a.pids[0]);
+  auto fs = probe::NewRealProcFs();
+  auto gpu = live::GpuSource(a.no_gpu);
+  bool json = a.json;
+  std::string name = w.name;
+  auto print_status = [json, name](const supervise::Monitor& m, double t) {
+    if (json) {
+      std::cout << report::DumpJson(supervise::StatusRecord(m, name, t), -1) << "\n";
+    } else {
+      std::cout << supervise::StatusLine(m, name, t) << "\n";
+    }
+    std::cout.flush();
+  };
+  if (a.once) {
+    // Two samples one interval apart, so rates can be computed.
+    supervise::MonitorOptions mo;
+    mo.roots = w.pids;
+    mo.log_path = w.log_path;
+    mo.stall_after_seconds = w.stall_after;
+    supervise::Monitor m(*rules, fs.get(), probe::RealClock(), gpu.get(), mo);
+    m.Tick();
+    usleep(static_cast<useconds_t>(w.sample_interval * 1e6));
+    m.Tick();
+    print_status(m, w.sample_interval);
+    return kExitHealthy;
+  }
+  int stop_fd = supervise::InstallStopSignals();
+  // The first status line comes after the first interval (rates need two samples).
+  bool first = true;
+  supervise::JobEnd end = supervise::Watch(w, *rules, fs.get(), probe::RealClock(), gpu.get(), stop_fd,
+                                           [&](const supervise::Monitor& m, double t) {
+                                             if (!first) print_status(m, t);
+                                             first = false;
+                                           });
+  if (end.outcome == supervise::Outcome::kInterrupted) {
+    std::cerr << supervise::EndHeadline(end) << "\n";
+    return kExitHealthy;  // the user stopped watching; the job goes on
+  }
+  nlohmann::json triage = live::PrintEnd(end, json, a.color);
+  // A watched process that exited is fine when its log says so.
+  if (end.outcome == supervise::Outcome::kDied && triage.is_object() && triage.value("verdict", "") == "healthy") {
+    return kExitHealthy;
+  }
+  return kExitDiagnosed;
+}
+
+}  // namespace
+
+void AddWatchCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<WatchArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "watch", "Attach to a running job: status per interval, the diagnosis when it dies or stalls (observes only)");
+  cmd->add_option("--pid", args->pids, "process (and its children) to watch; repeatable")->required();
+  cmd->add_option("--log", args->log, "the job's log: phase, growth, and the diagnosis on death or stall");
+  cmd->add_option("--interval", args->interval, "status line interval")->capture_default_str();
+  cmd->add_option("--sample", args->sample, "sampling interval")->capture_default_str();
+  cmd->add_option("--stall-after", args->stall_after, "stalled when nothing progresses for this long")->capture_default_str();
+  cmd->add_option("--stall-rules", args->stall_rules, "stall classes file instead of the built-in rules/stall.yaml");
+  cmd->add_option("--color", args->color, "auto, always, never")->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->add_flag("--json", args->json, "print faultline.live/1 records (JSON Lines)");
+  cmd->add_flag("--once", args->once, "print one status (two samples --sample apart) and exit 0");
+  cmd->add_flag("--no-gpu", args->no_gpu, "do not sample GPUs");
+  cmd->callback([args, exit_code]() { *exit_code = RunWatch(*args); });
+}
+
+FAULTLINE_REGISTER_COMMAND(50, AddWatchCommand);
+
+}  // namespace faultline::cli
