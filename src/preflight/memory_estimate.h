@@ -24,8 +24,8 @@ struct MemoryModelParams {
   int64_t batched_tokens_large = 8192, batched_tokens_small = 2048;
   int64_t seqs_large = 1024, seqs_small = 256;
   int default_block_size = 16;
-  double mlp_coef = 3, hidden_coef = 8, sampler_coef = 2, base_gib = 0.15;
-  double non_torch_tp1_gib = 0.25, non_torch_tp_many_gib = 0.75;
+  double mlp_coef = 1, hidden_coef = 16, sampler_coef = 0, base_gib = 0.7;
+  double non_torch_tp1_gib = 0.25, non_torch_tp_many_gib = 0.5;
   double linear_state_bytes = 4;
   double sglang_mem_fraction = 0.85;
 
