@@ -107,8 +107,8 @@ bool IsNumberLike(std::string_view s) {
   return true;
 }
 
-// host.domain:port or localhost:port (lower-case host names only, so that
-// "state.clipTopAmount:180" stays a key and a value).
+// host.domain:port or localhost:port. Host names with one dot must be lower
+// case, so that "state.clipTopAmount:180" stays a key and a value.
 bool IsHostPort(std::string_view s) {
   size_t colon = s.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == s.size()) return false;
@@ -116,15 +116,18 @@ bool IsHostPort(std::string_view s) {
     if (!IsDigit(s[i])) return false;
   }
   std::string_view host = s.substr(0, colon);
-  bool dot = false;
+  size_t dots = 0;
+  bool upper = false;
   for (char c : host) {
     if (c == '.') {
-      dot = true;
+      ++dots;
+    } else if (c >= 'A' && c <= 'Z') {
+      upper = true;
     } else if (!IsDigit(c) && !(c >= 'a' && c <= 'z') && c != '-') {
       return false;
     }
   }
-  return dot || host == "localhost";
+  return dots >= 2 || (dots == 1 && !upper) || host == "localhost";
 }
 
 // Three-letter month and weekday names as dates print them (Jul, Fri).
@@ -180,10 +183,15 @@ bool IsPath(std::string_view s) {
 
 Result<std::unique_ptr<Masker>> Masker::Create(MaskOptions options) {
   std::unique_ptr<Masker> masker(new Masker(std::move(options)));
-  for (const std::string& pattern : masker->options_.patterns) {
-    auto re = std::make_unique<re2::RE2>(pattern, re2::RE2::Quiet);
+  for (const MaskPattern& pattern : masker->options_.patterns) {
+    auto re = std::make_unique<re2::RE2>(pattern.match, re2::RE2::Quiet);
     if (!re->ok()) {
-      return Status::InvalidArgument(fmt::format("mask pattern '{}': {}", pattern, re->error()));
+      return Status::InvalidArgument(fmt::format("mask pattern '{}': {}", pattern.match, re->error()));
+    }
+    std::string why;
+    if (!re->CheckRewriteString(pattern.replace, &why)) {
+      return Status::InvalidArgument(
+          fmt::format("mask pattern '{}': bad replace '{}': {}", pattern.match, pattern.replace, why));
     }
     masker->patterns_.push_back(std::move(re));
   }
@@ -209,7 +217,9 @@ bool Masker::HasVariable(std::string_view token) {
 const MaskedMessage& Masker::Mask(std::string_view message) {
   if (!patterns_.empty()) {
     rewritten_.assign(message);
-    for (const auto& re : patterns_) re2::RE2::GlobalReplace(&rewritten_, *re, "<*>");
+    for (size_t i = 0; i < patterns_.size(); ++i) {
+      re2::RE2::GlobalReplace(&rewritten_, *patterns_[i], options_.patterns[i].replace);
+    }
     message = rewritten_;
   }
   buffer_.clear();
@@ -295,6 +305,28 @@ void Masker::MaskToken(std::string_view token) {
 }
 
 void Masker::MaskCore(std::string_view core) {
+  // Fast paths: every class but `date` needs a digit or a slash, and a
+  // digit without letters is a number whatever else it could be.
+  bool digit = false;
+  bool slash = false;
+  bool letter = false;
+  for (char c : core) {
+    digit = digit || IsDigit(c);
+    slash = slash || c == '/' || c == '\\';
+    letter = letter || IsAlpha(c);
+  }
+  if (digit && !letter && options_.numbers) {
+    buffer_.append(kWildcard);
+    return;
+  }
+  if (!digit && !slash) {
+    if (options_.date && IsDateWord(core)) {
+      buffer_.append(kWildcard);
+    } else {
+      buffer_.append(core);
+    }
+    return;
+  }
   if ((options_.uuid && IsUuid(core)) || (options_.hex && IsHex(core)) || (options_.path && IsPath(core)) ||
       (options_.date && IsDateWord(core)) ||
       ((options_.ip || options_.numbers) && (IsIp(core) || IsHostPort(core))) || (options_.numbers && IsNumberLike(core))) {
@@ -340,7 +372,7 @@ void Masker::MaskDigitRunsOrKeep(std::string_view core) {
     if (size_t prefix = letter && digit ? RankPrefixLength(run) : 0; prefix > 0) {
       buffer_.append(run.substr(0, prefix));
       buffer_.append(kWildcard);
-    } else if (digit && (!letter || (hex && options_.hex))) {
+    } else if (digit && (!letter || (hex && options_.hex) || (options_.hex && IsHex(run)))) {
       // A sign that itself follows a non-alphanumeric belongs to the number.
       if (!letter && start > 0 && (core[start - 1] == '-' || core[start - 1] == '+') &&
           (start == 1 || !IsAlnum(core[start - 2]))) {

@@ -21,7 +21,8 @@
 //   * path      /usr/lib/x.so, ./a/b, C:\x, http://host/a  -> <*>
 //   * date      month and weekday names of a date: Jul, Fri -> <*>
 // Extra RE2 patterns (MaskOptions::patterns) run first on the whole message,
-// each match becoming "<*>": that is where per-data-set knowledge goes.
+// each match becoming "<*>" (or a given rewrite): that is where per-data-set
+// knowledge goes.
 //
 // Not thread-safe; one Masker per thread. The string_views returned are valid
 // until the next call to Mask().
@@ -43,6 +44,15 @@ namespace faultline::mining {
 
 inline constexpr std::string_view kWildcard = "<*>";
 
+// A regex whose matches are rewritten (RE2 syntax; \\1 in `replace` names
+// a group): "<*>" by default.
+struct MaskPattern {
+  MaskPattern(std::string m, std::string r = "<*>") : match(std::move(m)), replace(std::move(r)) {}  // NOLINT
+  MaskPattern(const char* m) : match(m) {}                                                           // NOLINT
+  std::string match;
+  std::string replace = "<*>";
+};
+
 struct MaskOptions {
   bool numbers = true;
   bool hex = true;
@@ -50,9 +60,8 @@ struct MaskOptions {
   bool uuid = true;
   bool path = true;
   bool date = true;
-  // Regexes (RE2 syntax) whose matches are replaced by <*> before
-  // tokenizing, in order.
-  std::vector<std::string> patterns;
+  // Rewrites applied in order to the whole message before tokenizing.
+  std::vector<MaskPattern> patterns;
   // Characters that separate tokens in addition to whitespace (e.g. "=,").
   std::string delimiters;
   // Runs of adjacent <*> tokens count as one (variables of varying width).

@@ -77,6 +77,12 @@ TEST(Masker, PatternsCollapseAndSeparators) {
   EXPECT_EQ(Masked(*m, "close, 1190 bytes (1.16 KB) sent, 1671 bytes (1.63 KB) received, lifetime 00:02"),
             "close, <*> bytes <*> sent, <*> bytes <*> received, lifetime <*>");
 
+  MaskOptions rewrite;
+  rewrite.patterns = {{R"(bytes( \([^)]*\))? sent)", "bytes <*> sent"}};
+  auto r = Make(rewrite);
+  EXPECT_EQ(Masked(*r, "0 bytes sent"), "<*> bytes <*> sent");
+  EXPECT_EQ(Masked(*r, "1190 bytes (1.16 KB) sent"), "<*> bytes <*> sent");
+
   MaskOptions split;
   split.delimiters = "=,";
   auto s = Make(split);

@@ -43,7 +43,16 @@ Status ApplyProfile(const YAML::Node& profile, std::string_view source, MinerOpt
       } else if (key == "collapse_wildcards") {
         options.mask.collapse_wildcards = value.as<bool>();
       } else if (key == "patterns") {
-        options.mask.patterns = value.as<std::vector<std::string>>();
+        options.mask.patterns.clear();
+        for (const auto& item : value) {
+          if (item.IsMap()) {
+            if (!item["match"]) return Status::InvalidArgument(Where(source, item) + ": pattern needs 'match'");
+            options.mask.patterns.emplace_back(item["match"].as<std::string>(),
+                                               item["replace"] ? item["replace"].as<std::string>() : "<*>");
+          } else {
+            options.mask.patterns.emplace_back(item.as<std::string>());
+          }
+        }
       } else if (key == "mask") {
         MaskOptions& m = options.mask;
         m.numbers = m.hex = m.ip = m.uuid = m.path = m.date = false;

@@ -10,7 +10,8 @@
 //       max_templates: 50000
 //       cache_entries: 65536
 //       mask: [number, hex, ip, uuid, path, date]   # built-in classes to apply
-//       patterns: ['blk_-?\d+']               # RE2, each match -> <*>
+//       patterns: ['blk_-?\d+',               # RE2, each match -> <*>
+//                  {match: 'a(\d+)', replace: 'a<*>'}]  # or a rewrite
 //       delimiters: "="                       # extra token separators
 //       collapse_wildcards: false
 //       max_tokens: 256

@@ -27,7 +27,7 @@ TEST(MinerProfile, ProfilesLayerOverDefault) {
     similarity: 0.9
     variant_values: 3
     mask: [number, ip]
-    patterns: ['blk_-?\d+']
+    patterns: ['blk_-?\d+', {match: 'bytes( \(.*?\))? sent', replace: 'bytes <*> sent'}]
     delimiters: "="
 )";
   auto tight = LoadProfile(kYaml, "t.yaml", "tight");
@@ -38,7 +38,10 @@ TEST(MinerProfile, ProfilesLayerOverDefault) {
   EXPECT_TRUE(tight->mask.numbers);
   EXPECT_TRUE(tight->mask.ip);
   EXPECT_FALSE(tight->mask.path);
-  EXPECT_EQ(tight->mask.patterns, std::vector<std::string>{"blk_-?\\d+"});
+  ASSERT_EQ(tight->mask.patterns.size(), 2u);
+  EXPECT_EQ(tight->mask.patterns[0].match, "blk_-?\\d+");
+  EXPECT_EQ(tight->mask.patterns[0].replace, "<*>");
+  EXPECT_EQ(tight->mask.patterns[1].replace, "bytes <*> sent");
   EXPECT_EQ(tight->mask.delimiters, "=");
   auto base = LoadProfile(kYaml, "t.yaml", "default");
   ASSERT_TRUE(base.ok());
