@@ -124,8 +124,23 @@ FeatureSet FeatureExtractor::Compute(const std::vector<const LiveSample*>& windo
     }
   }
   std::sort(cpu.begin(), cpu.end(), [](const Cpu& a, const Cpu& b) { return a.percent > b.percent; });
+  // Busy: using most of a core, or runnable (state R) in most samples while
+  // getting a fair share of a loaded machine's CPU (a spin loop on a busy
+  // host is R all the time but gets less than a core).
+  std::map<ProcKey, std::pair<int, int>> runnable;  // R samples, samples
+  for (const LiveSample* s : window) {
+    for (const auto& p : s->tree.processes) {
+      auto& r = runnable[KeyOf(p)];
+      r.first += p.state == 'R';
+      ++r.second;
+    }
+  }
   int busy = 0;
-  for (const auto& c : cpu) busy += c.percent >= rules_.busy_cpu_percent;
+  for (const auto& c : cpu) {
+    const auto& r = runnable[KeyOf(*c.p)];
+    double r_fraction = r.second > 0 ? static_cast<double>(r.first) / r.second : 0;
+    busy += c.percent >= rules_.busy_cpu_percent || (r_fraction >= 0.8 && r.second >= 2 && c.percent >= 25);
+  }
   f.SetNumber("processes", static_cast<double>(last.tree.processes.size()));
   f.SetNumber("busy_processes", busy);
   double max_cpu = cpu.empty() ? 0 : cpu[0].percent;

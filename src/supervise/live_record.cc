@@ -137,7 +137,7 @@ nlohmann::json DiagnosisRecord(const JobEnd& end, int64_t wall_millis, const nlo
             {"signal", end.term_signal ? json(*end.term_signal) : json(nullptr)},
             {"elapsed_s", Round1(end.elapsed_seconds)},
             {"detail", end.detail},
-            {"log", end.log_path.empty() ? json(nullptr) : json(end.log_path)},
+            {"log_path", end.log_path.empty() ? json(nullptr) : json(end.log_path)},
             {"stall", end.stall ? StallJson(*end.stall) : json(nullptr)},
             {"triage", triage}};
   return j;

@@ -118,6 +118,13 @@ TEST_F(ClassifierTest, SeedWithGpuIdleIsBusySpinAndWithGpuBusyIsNot) {
   EXPECT_FALSE(d.matched.empty());
 }
 
+TEST_F(ClassifierTest, ASpinStarvedOfCpuOnALoadedHostIsStillBusySpin) {
+  // State R in every sample, but only 40% of a core: the host is overloaded.
+  auto d = Run([](int i) { return std::vector<ProcessSample>{Proc(10, 0, 'R', 100 + 0.4 * i)}; }, kNcclTail);
+  EXPECT_EQ(d.class_id, "busy-spin");
+  EXPECT_EQ(features_.Number("busy_processes"), 1);
+}
+
 TEST_F(ClassifierTest, SleepingInARendezvousIsDistributedInit) {
   auto d = Run(
       [](int i) {

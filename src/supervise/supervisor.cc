@@ -199,7 +199,7 @@ Status PipelineRun::Start(Service& s) {
   } else if (s.spec->ready.kind == ReadySpec::Kind::kLog) {
     s.ready_re = std::make_unique<RE2>(s.spec->ready.target);
   }
-  nlohmann::json fields = {{"pid", s.child.pid}, {"command", s.spec->argv}, {"log", s.log_path}};
+  nlohmann::json fields = {{"pid", s.child.pid}, {"command", s.spec->argv}, {"log_path", s.log_path}};
   if (s.spec->gpus_set) fields["gpus"] = s.spec->gpus;
   Emit(EventRecord("started", s.spec->name, clock_->WallMillis(), fields));
   Say(fmt::format("faultline: started {} (pid {}{}){}", s.spec->name, s.child.pid,

@@ -30,12 +30,13 @@ import time
 def replay(path, lines, delay):
     if not path:
         return
-    with open(path, encoding="utf-8", errors="replace") as f:
+    out = sys.stdout.buffer  # bytes as they are in the log (CR LF, invalid UTF-8 and all)
+    with open(path, "rb") as f:
         for i, line in enumerate(f):
             if lines is not None and i >= lines:
                 break
-            sys.stdout.write(line)
-            sys.stdout.flush()
+            out.write(line)
+            out.flush()
             if delay:
                 time.sleep(delay)
 

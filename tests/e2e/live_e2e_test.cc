@@ -1,0 +1,443 @@
+// End-to-end tests of wait-ready, watch and run with real processes: small
+// Python stand-ins (examples/seed-pipeline/stand_ins/stand_in.py) that replay
+// real logs from the repository's fixtures and then crash, serve HTTP, spin at
+// 100% CPU, wait in a rendezvous, read a weight file slowly, or ignore SIGTERM.
+// Each test tags its processes (--tag on the command line) and checks that
+// none is left behind. Timings are printed (RecordProperty and stdout) so the
+// numbers in the closing notes can be reproduced: ctest -R live_e2e -V.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "json_schema.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSource = FAULTLINE_SOURCE_DIR;
+const std::string kBinary = FAULTLINE_BINARY;
+const std::string kStandIn = kSource + "/examples/seed-pipeline/stand_ins/stand_in.py";
+const std::string kCrashLog = kSource + "/examples/seed-vllm-dp-rank/vllm.log";
+const std::string kStallLog = kSource + "/tests/golden/vllm-stalled-startup/vllm.log";
+const std::string kStartupLog = kSource + "/examples/seed-pipeline/stand_ins/vllm-0.11-startup.log";
+
+double Now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+int FreePort() {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  close(s);
+  return ntohs(a.sin_port);
+}
+
+// Living processes whose command line holds `tag`.
+std::vector<pid_t> Tagged(const std::string& tag) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::string name = e.path().filename();
+    if (name.empty() || !isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::ifstream cmd(e.path() / "cmdline", std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    if (text.find(tag) == std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    size_t close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') continue;
+    out.push_back(static_cast<pid_t>(std::stoi(name)));
+  }
+  return out;
+}
+
+void KillTagged(const std::string& tag) {
+  for (pid_t p : Tagged(tag)) kill(p, SIGKILL);
+}
+
+// Waits up to `seconds` for no tagged process to be left.
+bool NoneLeft(const std::string& tag, double seconds) {
+  double end = Now() + seconds;
+  while (Now() < end) {
+    if (Tagged(tag).empty()) return true;
+    usleep(20000);
+  }
+  return Tagged(tag).empty();
+}
+
+// Starts argv in the background (own process group), output to `log`.
+pid_t Start(const std::vector<std::string>& argv, const std::string& log, const std::map<std::string, std::string>& env = {}) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+struct Timed {
+  int exit_code = -1;
+  std::vector<std::pair<double, std::string>> lines;  // stdout lines with arrival time
+  std::string out;
+  std::string err;
+  double started = 0;
+  double ended = 0;
+  // Arrival time of the first stdout line containing s, or -1.
+  double FirstLine(const std::string& s) const {
+    for (const auto& [t, l] : lines) {
+      if (l.find(s) != std::string::npos) return t;
+    }
+    return -1;
+  }
+};
+
+// Runs faultline with args, timestamps each stdout line. on_start(pid) runs
+// right after the start (e.g. to signal it later).
+Timed RunFaultline(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {},
+                   const std::function<void(pid_t)>& on_start = nullptr, const std::string& dir = "") {
+  int out[2], err[2];
+  EXPECT_EQ(pipe(out), 0);
+  EXPECT_EQ(pipe(err), 0);
+  Timed t;
+  t.started = Now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    close(out[0]);
+    close(err[0]);
+    if (!dir.empty() && chdir(dir.c_str()) != 0) _exit(126);
+    setenv("NO_COLOR", "1", 1);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<std::string> all = {kBinary};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(kBinary.c_str(), argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  if (on_start) on_start(pid);
+  std::string partial;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[4096];
+  while (open_fds > 0) {
+    poll(fds, 2, 1000);
+    for (auto& p : fds) {
+      if (p.fd < 0 || !(p.revents & (POLLIN | POLLHUP))) continue;
+      ssize_t n = read(p.fd, buf, sizeof(buf));
+      if (n <= 0) {
+        close(p.fd);
+        p.fd = -1;
+        --open_fds;
+        continue;
+      }
+      if (p.fd == out[0]) {
+        t.out.append(buf, static_cast<size_t>(n));
+        partial.append(buf, static_cast<size_t>(n));
+        size_t nl;
+        while ((nl = partial.find('\n')) != std::string::npos) {
+          t.lines.emplace_back(Now(), partial.substr(0, nl));
+          partial.erase(0, nl + 1);
+        }
+      } else {
+        t.err.append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  t.ended = Now();
+  t.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return t;
+}
+
+class LiveE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tag_ = "fl-e2e-" + std::to_string(getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = fs::temp_directory_path() / tag_;
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    KillTagged(tag_);
+    // Reap our own children (stand-ins started with Start()).
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    fs::remove_all(dir_);
+  }
+  // python3 stand_in.py ARGS --tag TAG
+  std::vector<std::string> StandIn(std::vector<std::string> args) {
+    std::vector<std::string> argv = {"python3", kStandIn};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--tag");
+    argv.push_back(tag_);
+    return argv;
+  }
+  std::string Path(const std::string& name) { return (dir_ / name).string(); }
+  void Report(const std::string& key, double value) {
+    RecordProperty(key, std::to_string(value));
+    std::printf("[measure] %s %s = %.3f\n", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                key.c_str(), value);
+  }
+
+  std::string tag_;
+  fs::path dir_;
+};
+
+// Waits for the stand-in to exit (it is our child) and records when.
+struct DeathClock {
+  std::atomic<double> died{-1};
+  std::thread thread;
+  explicit DeathClock(pid_t pid) {
+    thread = std::thread([this, pid] {
+      siginfo_t info;
+      waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT);
+      died = Now();
+      waitpid(pid, nullptr, 0);
+    });
+  }
+  ~DeathClock() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
+TEST_F(LiveE2eTest, WaitReadyDiagnosesACrashWithinASecond) {
+  std::string log = Path("vllm.log");
+  pid_t pid = Start(StandIn({"--replay", kCrashLog, "--startup-delay", "1.0", "--then", "crash"}), log);
+  DeathClock death(pid);
+  Timed t = RunFaultline({"wait-ready", "--url", "http://127.0.0.1:" + std::to_string(FreePort()) + "/health", "--pid",
+                          std::to_string(pid), "--log", log, "--timeout", "60s", "--stall-after", "30s", "--no-gpu",
+                          "--quiet"});
+  death.thread.join();
+  EXPECT_EQ(t.exit_code, 1) << t.err;
+  EXPECT_NE(t.out.find("died"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("AssertionError: DP adjusted local rank 3 is out of bounds."), std::string::npos) << t.out;
+  double headline = t.FirstLine("died") - death.died;
+  double full = t.ended - death.died;
+  Report("death_to_headline_s", headline);
+  Report("death_to_full_diagnosis_s", full);
+  EXPECT_GE(headline, 0);
+  EXPECT_LT(headline, 1.0);
+  EXPECT_LT(full, 10.0);  // includes triage; Debug+ASan builds are slow here
+  EXPECT_TRUE(NoneLeft(tag_, 1));
+}
+
+TEST_F(LiveE2eTest, WaitReadyExitsZeroWhenTheServerAnswers) {
+  std::string log = Path("vllm.log");
+  int port = FreePort();
+  pid_t pid = Start(StandIn({"--replay", kStartupLog, "--delay", "0.01", "--then", "serve", "--port", std::to_string(port)}),
+                    log);
+  Timed t = RunFaultline({"wait-ready", "--url", "http://127.0.0.1:" + std::to_string(port) + "/health", "--pid",
+                          std::to_string(pid), "--log", log, "--timeout", "30s", "--no-gpu", "--quiet"});
+  EXPECT_EQ(t.exit_code, 0) << t.out << t.err;
+  EXPECT_NE(t.err.find("is ready"), std::string::npos) << t.err;
+  Report("ready_wait_s", t.ended - t.started);
+  // wait-ready only observes: the server still runs.
+  EXPECT_EQ(kill(pid, 0), 0);
+  kill(-pid, SIGTERM);
+  waitpid(pid, nullptr, 0);
+  EXPECT_TRUE(NoneLeft(tag_, 2));
+}
+
+// A stall test: the stand-in replays `log_file`, then does `then`; wait-ready
+// must exit 1 with the stall class, quickly, and leave the process alone.
+struct StallCase {
+  std::vector<std::string> args;
+  std::string expected_class;
+};
+
+class StallTest : public LiveE2eTest {
+ protected:
+  void Check(const StallCase& c) {
+    std::string log = Path("job.log");
+    std::vector<std::string> args = c.args;
+    pid_t pid = Start(StandIn(args), log);
+    Timed t = RunFaultline({"wait-ready", "--url", "http://127.0.0.1:" + std::to_string(FreePort()) + "/health",
+                            "--pid", std::to_string(pid), "--log", log, "--timeout", "60s", "--stall-after", "3s",
+                            "--no-gpu", "--quiet", "--json"});
+    EXPECT_EQ(t.exit_code, 1) << t.out << t.err;
+    ASSERT_FALSE(t.lines.empty()) << t.err;
+    nlohmann::json record = nlohmann::json::parse(t.lines.back().second, nullptr, false);
+    ASSERT_TRUE(record.is_object()) << t.lines.back().second;
+    EXPECT_EQ(record["type"], "diagnosis");
+    EXPECT_EQ(record["outcome"], "stalled");
+    EXPECT_EQ(record["stall"]["class"], c.expected_class) << record["stall"].dump(2);
+    Report("stall_detect_s", t.ended - t.started);
+    std::printf("[measure] %s class=%s evidence=%s\n", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                record["stall"]["class"].get<std::string>().c_str(), record["stall"]["evidence"].dump().c_str());
+    // The schema of docs/live.schema.json holds for the record.
+    std::ifstream schema_file(kSource + "/docs/live.schema.json");
+    nlohmann::json schema = nlohmann::json::parse(schema_file, nullptr, false);
+    ASSERT_TRUE(schema.is_object());
+    for (const auto& problem : faultline::testing::ValidateSchema(schema, record)) ADD_FAILURE() << problem;
+    EXPECT_LT(t.ended - t.started, 15.0);
+    // It only observed: the stalled job is still there until we stop it.
+    EXPECT_EQ(kill(pid, 0), 0);
+    kill(-pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+};
+
+TEST_F(StallTest, BusySpinLikeTheSeed) {
+  Check({{"--replay", kStallLog, "--then", "spin", "--workers", "1"}, "busy-spin"});
+}
+
+TEST_F(StallTest, SleepingInARendezvousIsDistributedInit) {
+  Check({{"--replay", kStallLog, "--lines", "40", "--then", "rendezvous", "--port", std::to_string(FreePort())},
+         "distributed-init"});
+}
+
+TEST_F(StallTest, ReadingWeightsSlowlyIsWeightLoading) {
+  Check({{"--replay", kStartupLog, "--lines", "17", "--then", "read-weights", "--weights",
+          Path("model-00001-of-00002.safetensors"), "--size", std::to_string(16 << 20), "--rate", "262144"},
+         "weight-loading"});
+}
+
+TEST_F(LiveE2eTest, RunStopsATreeThatIgnoresSigterm) {
+  Timed t = RunFaultline({"run", "--no-gpu", "--stall-after", "2s", "--grace", "1s", "--status-every", "0", "--runs-dir",
+                          Path("runs"), "--", "python3", kStandIn, "--replay", kStallLog, "--lines", "10", "--then",
+                          "ignore-term", "--tag", tag_});
+  EXPECT_EQ(t.exit_code, 1) << t.out << t.err;
+  EXPECT_NE(t.out.find("STALLED"), std::string::npos) << t.out;
+  EXPECT_NE(t.err.find("ignored SIGTERM and were killed"), std::string::npos) << t.err;
+  EXPECT_TRUE(NoneLeft(tag_, 0.5)) << "left behind: " << Tagged(tag_).size();
+}
+
+TEST_F(LiveE2eTest, RunDiagnosesACrashAndKeepsTheWholeLog) {
+  Timed t = RunFaultline({"run", "--no-gpu", "--status-every", "0", "--runs-dir", Path("runs"), "--", "python3", kStandIn,
+                          "--replay", kCrashLog, "--then", "crash", "--tag", tag_});
+  EXPECT_EQ(t.exit_code, 1) << t.err;
+  EXPECT_NE(t.out.find("AssertionError: DP adjusted local rank 3 is out of bounds."), std::string::npos) << t.out;
+  // The run directory holds the complete log, byte for byte.
+  std::string run_dir;
+  for (const auto& e : fs::directory_iterator(Path("runs"))) run_dir = e.path();
+  std::ifstream a(run_dir + "/stand_in.log"), b(kCrashLog);
+  std::string got((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+  std::string want((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(got, want);
+  EXPECT_TRUE(fs::exists(run_dir + "/diagnosis.json"));
+  EXPECT_TRUE(fs::exists(run_dir + "/live.jsonl"));
+  EXPECT_TRUE(NoneLeft(tag_, 0.5));
+}
+
+TEST_F(LiveE2eTest, KillingFaultlineWithSigkillLeavesNothingBehind) {
+  std::string runs = Path("runs");
+  pid_t faultline_pid = -1;
+  std::thread killer;
+  Timed t = RunFaultline({"run", "--no-gpu", "--grace", "1s", "--status-every", "0", "--runs-dir", runs, "--", "python3",
+                          kStandIn, "--then", "spin", "--workers", "3", "--tag", tag_},
+                         {}, [&](pid_t pid) {
+                           faultline_pid = pid;
+                           killer = std::thread([this, pid] {
+                             // Wait for the stand-in and its 3 workers, then SIGKILL faultline.
+                             double end = Now() + 10;
+                             while (Now() < end && Tagged(tag_).size() < 4) usleep(20000);
+                             kill(pid, SIGKILL);
+                           });
+                         });
+  killer.join();
+  EXPECT_EQ(t.exit_code, 128 + SIGKILL);
+  double start = Now();
+  EXPECT_TRUE(NoneLeft(tag_, 3)) << "left behind: " << Tagged(tag_).size();
+  Report("cleanup_after_sigkill_s", Now() - start);
+}
+
+TEST_F(LiveE2eTest, CtrlCStopsEverythingCleanly) {
+  std::thread interrupter;
+  Timed t = RunFaultline({"run", "--no-gpu", "--grace", "2s", "--status-every", "0", "--runs-dir", Path("runs"), "--",
+                          "python3", kStandIn, "--then", "spin", "--workers", "2", "--tag", tag_},
+                         {}, [&](pid_t pid) {
+                           interrupter = std::thread([this, pid] {
+                             double end = Now() + 10;
+                             while (Now() < end && Tagged(tag_).size() < 3) usleep(20000);
+                             kill(pid, SIGINT);
+                           });
+                         });
+  interrupter.join();
+  EXPECT_EQ(t.exit_code, 130) << t.err;
+  EXPECT_NE(t.err.find("interrupted"), std::string::npos) << t.err;
+  EXPECT_TRUE(NoneLeft(tag_, 0.5));
+}
+
+TEST_F(LiveE2eTest, SeedPipelineRunsAndStopsCleanly) {
+  std::map<std::string, std::string> env = {{"PORT", std::to_string(FreePort())}, {"STEPS", "5"}};
+  Timed t = RunFaultline({"run", "--no-gpu", "--status-every", "0", "--runs-dir", Path("runs"), "-f",
+                          kSource + "/examples/seed-pipeline/pipeline.yaml"},
+                         env, nullptr, kSource);
+  EXPECT_EQ(t.exit_code, 0) << t.out << t.err;
+  EXPECT_NE(t.out.find("trainer | CUDA_VISIBLE_DEVICES=2,3"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("trainer | step 5/5"), std::string::npos) << t.out;
+  EXPECT_NE(t.err.find("vllm is ready"), std::string::npos) << t.err;
+  EXPECT_TRUE(NoneLeft("vllm_server.sh", 0.5) && NoneLeft("stand_in.py --replay " + kStartupLog, 0.5));
+}
+
+TEST_F(LiveE2eTest, SeedPipelineStopsWhenTheServerFails) {
+  std::map<std::string, std::string> env = {{"PORT", std::to_string(FreePort())}, {"SEED_MODE", "crash"}};
+  Timed t = RunFaultline({"run", "--no-gpu", "--status-every", "0", "--runs-dir", Path("runs"), "-f",
+                          kSource + "/examples/seed-pipeline/pipeline.yaml"},
+                         env, nullptr, kSource);
+  EXPECT_EQ(t.exit_code, 1) << t.out << t.err;
+  EXPECT_NE(t.out.find("vllm died"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("AssertionError: DP adjusted local rank 3 is out of bounds."), std::string::npos) << t.out;
+  EXPECT_EQ(t.err.find("started trainer"), std::string::npos) << "the trainer must wait for a ready server";
+  EXPECT_TRUE(NoneLeft(kCrashLog, 0.5));
+}
+
+TEST_F(LiveE2eTest, WatchPrintsStatusAndValidJson) {
+  std::string log = Path("job.log");
+  pid_t pid = Start(StandIn({"--replay", kStallLog, "--then", "spin", "--workers", "2"}), log);
+  usleep(500000);
+  Timed t = RunFaultline({"watch", "--pid", std::to_string(pid), "--log", log, "--once", "--json", "--no-gpu"});
+  EXPECT_EQ(t.exit_code, 0) << t.err;
+  ASSERT_EQ(t.lines.size(), 1u) << t.out;
+  nlohmann::json record = nlohmann::json::parse(t.lines[0].second);
+  EXPECT_EQ(record["schema"], "faultline.live/1");
+  EXPECT_EQ(record["type"], "status");
+  EXPECT_EQ(record["phase"], "distributed-init");
+  EXPECT_GE(record["processes"].size(), 3u);  // the stand-in and its two workers
+  std::ifstream schema_file(kSource + "/docs/live.schema.json");
+  nlohmann::json schema = nlohmann::json::parse(schema_file);
+  for (const auto& problem : faultline::testing::ValidateSchema(schema, record)) ADD_FAILURE() << problem;
+  kill(-pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
+}  // namespace
