@@ -27,7 +27,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#ifdef FAULTLINE_HAVE_SCHEMA_CHECK
 #include "json_schema.h"
+#endif
 
 namespace {
 
@@ -307,7 +309,9 @@ class StallTest : public LiveE2eTest {
     std::ifstream schema_file(kSource + "/docs/live.schema.json");
     nlohmann::json schema = nlohmann::json::parse(schema_file, nullptr, false);
     ASSERT_TRUE(schema.is_object());
+#ifdef FAULTLINE_HAVE_SCHEMA_CHECK
     for (const auto& problem : faultline::testing::ValidateSchema(schema, record)) ADD_FAILURE() << problem;
+#endif
     EXPECT_LT(t.ended - t.started, 15.0);
     // It only observed: the stalled job is still there until we stop it.
     EXPECT_EQ(kill(pid, 0), 0);
@@ -435,7 +439,9 @@ TEST_F(LiveE2eTest, WatchPrintsStatusAndValidJson) {
   EXPECT_GE(record["processes"].size(), 3u);  // the stand-in and its two workers
   std::ifstream schema_file(kSource + "/docs/live.schema.json");
   nlohmann::json schema = nlohmann::json::parse(schema_file);
+#ifdef FAULTLINE_HAVE_SCHEMA_CHECK
   for (const auto& problem : faultline::testing::ValidateSchema(schema, record)) ADD_FAILURE() << problem;
+#endif
   kill(-pid, SIGKILL);
   waitpid(pid, nullptr, 0);
 }
