@@ -52,8 +52,8 @@ void CheckTopology(const CheckContext& ctx, PreflightReport* report) {
     TemplateValues v{{"visible", std::to_string(visible)},
                      {"suggested_devices", SuggestDevices(ctx, std::max(l.needed_local, visible))}};
     CheckText t = ctx.texts->Render("visible-devices", "default", v);
-    f.message = fmt::format("CUDA_VISIBLE_DEVICES={}: {}; CUDA stops there, so only {} GPU(s) are visible",
-                            ctx.visible.setting.value_or(""), problem, visible);
+    f.message = fmt::format("CUDA_VISIBLE_DEVICES={}: {}; {} GPU(s) visible", ctx.visible.setting.value_or(""),
+                            problem, visible);
     f.tool_error = t.tool_error;
     f.source = t.source;
     f.fix = t.fix;
@@ -147,7 +147,7 @@ void CheckGpuBusy(const CheckContext& ctx, PreflightReport* report) {
     const probe::GpuInfo& g = *ctx.visible_gpus[cuda];
     double total = ToGiB(g.memory_total_bytes);
     double used = ToGiB(g.memory_used_bytes);
-    double free = total - used;
+    double free = total - used - ToGiB(g.memory_reserved_bytes);
     double requested = total * util;
     bool has_holders = !g.processes.empty();
     if (used < 1.0 && !has_holders) continue;

@@ -103,8 +103,13 @@ VisibleDevices ResolveVisibleDevices(const std::vector<probe::GpuInfo>& node_gpu
       why = "is neither an index nor a GPU-<uuid>";
     }
     if (found >= 0 && seen.count(found)) {
-      why = fmt::format("repeats GPU {}", found);
-      found = -1;
+      // A repeated device makes CUDA refuse the whole list (measured on an
+      // H200 with driver 580: CUDA_VISIBLE_DEVICES=0,0 gives device_count 0).
+      vis.problems.push_back(fmt::format("entry {} ('{}') repeats GPU {}: CUDA then sees no GPU at all", pos + 1, e,
+                                         found));
+      vis.truncated = true;
+      vis.node_indices.clear();
+      break;
     }
     if (found < 0) {
       vis.problems.push_back(fmt::format("entry {} ('{}') {}", pos + 1, e, why));

@@ -1,8 +1,10 @@
 // Which of the node's GPUs a CUDA program will see, in which order, given
 // CUDA_VISIBLE_DEVICES (indices, GPU-<uuid> and unique UUID prefixes) and
 // CUDA_DEVICE_ORDER, following the CUDA rules: entries are matched in order
-// and the list stops at the first invalid or repeated entry ("only the
-// devices whose index precedes the invalid index are visible").
+// and the list stops at the first invalid entry ("only the devices whose index
+// precedes the invalid index are visible"); a repeated entry hides every GPU
+// (torch.cuda.device_count() == 0 with CUDA_VISIBLE_DEVICES=0,0, measured on
+// the device machine).
 #ifndef FAULTLINE_PREFLIGHT_VISIBLE_DEVICES_H_
 #define FAULTLINE_PREFLIGHT_VISIBLE_DEVICES_H_
 

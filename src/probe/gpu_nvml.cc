@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstring>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,14 @@ struct nvmlMemory_t {
   unsigned long long free;
   unsigned long long used;
 };
+struct nvmlMemory_v2_t {  // nvmlDeviceGetMemoryInfo_v2: "used" excludes reserved memory
+  unsigned int version;
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+};
+constexpr unsigned int kNvmlMemoryV2 = static_cast<unsigned int>(sizeof(nvmlMemory_v2_t)) | (2u << 24);
 struct nvmlPciInfo_t {  // nvmlDeviceGetPciInfo_v3 layout
   char busIdLegacy[16];
   unsigned int domain;
@@ -54,6 +63,7 @@ using GetCountFn = nvmlReturn_t (*)(unsigned int*);
 using GetHandleFn = nvmlReturn_t (*)(unsigned int, nvmlDevice_t*);
 using GetStringFn = nvmlReturn_t (*)(nvmlDevice_t, char*, unsigned int);
 using GetMemoryFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t*);
+using GetMemoryV2Fn = nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_v2_t*);
 using GetPciFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPciInfo_t*);
 using GetCapabilityFn = nvmlReturn_t (*)(nvmlDevice_t, int*, int*);
 using GetProcessesFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, void*);
@@ -81,6 +91,7 @@ class NvmlLibrary {
     get_name_ = Sym<GetStringFn>("nvmlDeviceGetName");
     get_uuid_ = Sym<GetStringFn>("nvmlDeviceGetUUID");
     get_memory_ = Sym<GetMemoryFn>("nvmlDeviceGetMemoryInfo");
+    get_memory_v2_ = Sym<GetMemoryV2Fn>("nvmlDeviceGetMemoryInfo_v2");
     get_pci_ = Sym<GetPciFn>("nvmlDeviceGetPciInfo_v3");
     get_capability_ = Sym<GetCapabilityFn>("nvmlDeviceGetCudaComputeCapability");
     get_nvlink_state_ = Sym<GetNvLinkStateFn>("nvmlDeviceGetNvLinkState");
@@ -135,10 +146,16 @@ class NvmlLibrary {
     if (get_name_(dev, name.data(), name.size()) == kNvmlSuccess) g.name = name.data();
     std::array<char, 96> uuid{};
     if (get_uuid_ && get_uuid_(dev, uuid.data(), uuid.size()) == kNvmlSuccess) g.uuid = uuid.data();
+    nvmlMemory_v2_t mem2{};
+    mem2.version = kNvmlMemoryV2;
     nvmlMemory_t mem{};
-    if (get_memory_(dev, &mem) == kNvmlSuccess) {
+    if (get_memory_v2_ && get_memory_v2_(dev, &mem2) == kNvmlSuccess) {
+      g.memory_total_bytes = mem2.total;
+      g.memory_used_bytes = mem2.used;
+      g.memory_reserved_bytes = mem2.reserved;
+    } else if (get_memory_(dev, &mem) == kNvmlSuccess) {
       g.memory_total_bytes = mem.total;
-      g.memory_used_bytes = mem.used;
+      g.memory_used_bytes = mem.used;  // v1: includes the reserved memory
     }
     nvmlPciInfo_t pci{};
     if (get_pci_ && get_pci_(dev, &pci) == kNvmlSuccess) g.pci_bus_id = pci.busId;
@@ -189,6 +206,9 @@ class NvmlLibrary {
     GpuProcess p;
     p.pid = pid;
     p.used_bytes = used == kNvmlValueNotAvailable ? 0 : used;
+    // NVML gives only the pid; /proc names it when the process is ours to see.
+    std::ifstream comm(fmt::format("/proc/{}/comm", pid));
+    std::getline(comm, p.name);
     return p;
   }
 
@@ -202,6 +222,7 @@ class NvmlLibrary {
   GetStringFn get_name_ = nullptr;
   GetStringFn get_uuid_ = nullptr;
   GetMemoryFn get_memory_ = nullptr;
+  GetMemoryV2Fn get_memory_v2_ = nullptr;
   GetPciFn get_pci_ = nullptr;
   GetCapabilityFn get_capability_ = nullptr;
   GetNvLinkStateFn get_nvlink_state_ = nullptr;

@@ -112,6 +112,7 @@ Result<GpuInventory> InventoryFromSmi(const SmiTable& gpus, const SmiTable& apps
     g.pci_bus_id = gpus.Cell(r, "pci.bus_id");
     g.memory_total_bytes = ParseSmiMemory(gpus.Cell(r, "memory.total"));
     g.memory_used_bytes = ParseSmiMemory(gpus.Cell(r, "memory.used"));
+    g.memory_reserved_bytes = ParseSmiMemory(gpus.Cell(r, "memory.reserved"));
     std::string cap = gpus.Cell(r, "compute_cap");
     if (!IsUnavailable(cap)) std::sscanf(cap.c_str(), "%d.%d", &g.compute_major, &g.compute_minor);
     if (inv.driver_version.empty()) {
@@ -160,9 +161,15 @@ class NvidiaSmiSource : public GpuInventorySource {
   explicit NvidiaSmiSource(std::string program) : program_(std::move(program)) {}
 
   Result<GpuInventory> Read() override {
-    Result<std::string> gpu_text = RunCapture(
-        program_ + " --query-gpu=index,uuid,name,pci.bus_id,memory.total,memory.used,driver_version"
-                   " --format=csv 2>&1");
+    // memory.reserved (driver 510+) is not free for CUDA either; older
+    // drivers reject the field, so ask again without it.
+    // compute_cap likewise (driver 510+).
+    const std::string base = "index,uuid,name,pci.bus_id,memory.total,memory.used,driver_version";
+    Result<std::string> gpu_text = Status::NotFound("not run");
+    for (const char* extra : {",compute_cap,memory.reserved", ",compute_cap", ""}) {
+      gpu_text = RunCapture(program_ + " --query-gpu=" + base + extra + " --format=csv 2>&1");
+      if (gpu_text.ok() || gpu_text.status().code() == StatusCode::kNotFound) break;
+    }
     if (!gpu_text.ok()) return gpu_text.status();
     Result<SmiTable> gpus = ParseSmiCsv(*gpu_text);
     if (!gpus.ok()) return gpus.status();
