@@ -148,7 +148,7 @@ void TemplateMiner::Widen(uint32_t g, const MaskedMessage& masked) {
     switch (p.kind) {
       case Slot::kConstant:
         if (token != group.tokens[i]) {
-          if (limit == 0) {
+          if (limit < 2) {  // a second value is already one too many
             p.kind = Slot::kVariable;
           } else {
             p.kind = Slot::kVariant;

@@ -20,7 +20,8 @@
 //      ("... for user root" and "... for user admin" stay apart while
 //      "Invalid user <*>" with many names is one). When a position crosses
 //      the limit, the templates that differed only there merge: the younger
-//      id then forwards to the older one. variant_values = 0 is plain Drain.
+//      id then forwards to the older one. variant_values 0 or 1 is plain
+//      Drain.
 //
 // Memory is bounded: at most `max_templates` templates live; creating one
 // more evicts the least recently matched template (Drain3's LRU policy); a
