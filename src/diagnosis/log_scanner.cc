@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "events/event_builder.h"
+#include "diagnosis/scan_patterns.h"
 #include "events/structure.h"
 #include "input/line_cleaner.h"
 #include "input/line_reader.h"
@@ -17,12 +18,7 @@ using events::LineInfo;
 using rules::RuleKind;
 
 Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule> rule_list) {
-  std::vector<std::pair<unsigned, std::string>> structural;
-  for (const auto& [bit, pattern] : events::StructuralPatterns()) {
-    // Structural ids encode their bit so a hit maps back without a table.
-    structural.emplace_back(rules::kStructuralBase + static_cast<unsigned>(__builtin_ctz(bit)), pattern);
-  }
-  return rules::RuleSet::Build(std::move(rule_list), structural);
+  return rules::RuleSet::Build(std::move(rule_list), StructuralScanPatterns(), &PrecompiledBuiltinDatabase());
 }
 
 namespace {
@@ -125,7 +121,7 @@ class Scanner {
           cascade = true;
           [[fallthrough]];
         case RuleKind::kSignature:
-          matches_.push_back(events::RuleMatch{id, std::move(caps)});
+          matches_.push_back(events::RuleMatch{id, std::move(caps), line_no});
           break;
         case RuleKind::kRedact:
           break;

@@ -23,14 +23,22 @@ bool CausallyBefore(const events::LineInfo& a, const parse::Timestamp& ta, const
   return a.line < b.line;
 }
 
-namespace {
-
+// A rule on the event's key line (the innermost exception) speaks for the
+// event; a signature elsewhere in it (a continuation line) is the fallback.
+// Cascade rules count only on the key line: a chained traceback whose outer
+// exception is a consequence still has a real cause inside.
 std::optional<size_t> FirstRuleOfKind(const Event& e, const rules::RuleSet& rules, RuleKind kind) {
+  for (const auto& m : e.matches) {
+    if (rules.rules()[m.rule].kind == kind && m.line == e.where.line) return m.rule;
+  }
+  if (kind == RuleKind::kCascade) return std::nullopt;
   for (const auto& m : e.matches) {
     if (rules.rules()[m.rule].kind == kind) return m.rule;
   }
   return std::nullopt;
 }
+
+namespace {
 
 std::string Masked(const std::string& s) {
   std::string out;
@@ -81,7 +89,10 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
       if (rules.rules()[*cascade].summary && !summary) summary = i;
       continue;
     }
-    if (events::IsStrong(ev[i].kind)) {
+    // A weak line that a signature knows (an NCCL WARN "Duplicate GPU
+    // detected") is the detail of the fatal error that follows it.
+    const bool known = FirstRuleOfKind(ev[i], rules, RuleKind::kSignature).has_value();
+    if (events::IsStrong(ev[i].kind) || known) {
       if (!strong) strong = i;
     } else if (!weak) {
       weak = i;
@@ -89,7 +100,8 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   }
   if (strong) {
     r.root = strong;
-    r.why.push_back(fmt::format("earliest fatal error in causal order ({} at {})",
+    r.why.push_back(fmt::format("earliest {} in causal order ({} at {})",
+                                events::IsStrong(ev[*strong].kind) ? "fatal error" : "known error signature",
                                 events::EventKindName(ev[*strong].kind), Where(ev[*strong])));
     if (weak && CausallyBefore(ev[*weak].where, ev[*weak].time, ev[*strong].where, ev[*strong].time, multi_file)) {
       r.why.push_back(fmt::format("an earlier {} at {} did not end the process and ranks below a fatal error",
@@ -140,7 +152,11 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     bool before_root = CausallyBefore(e.where, e.time, root.where, root.time, multi_file);
     if (auto cascade = FirstRuleOfKind(e, rules, RuleKind::kCascade)) {
       d.rule = cascade;
-      d.reason = rules::RenderTemplateWith(rules.rules()[*cascade].reason, e.matches.front().captures, f.facts);
+      const rules::Captures* caps = nullptr;
+      for (const auto& m : e.matches) {
+        if (m.rule == *cascade) caps = &m.captures;
+      }
+      d.reason = rules::RenderTemplateWith(rules.rules()[*cascade].reason, caps ? *caps : rules::Captures(), f.facts);
     } else if (Masked(e.message) == root_masked && e.process.key != root.process.key) {
       d.reason = fmt::format("the same error as the root cause, in another process ({})",
                              e.process.key.empty() ? "unprefixed output" : e.process.key);

@@ -43,6 +43,9 @@ struct Ranking {
 bool CausallyBefore(const events::LineInfo& a, const parse::Timestamp& ta, const events::LineInfo& b,
                     const parse::Timestamp& tb, bool multi_file);
 
+// The rule of `kind` that speaks for an event (see ranker.cc for the order).
+std::optional<size_t> FirstRuleOfKind(const events::Event& e, const rules::RuleSet& rules, rules::RuleKind kind);
+
 Ranking Rank(const Findings& findings, const rules::RuleSet& rules, bool multi_file);
 
 }  // namespace faultline::diagnosis

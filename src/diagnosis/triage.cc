@@ -43,8 +43,8 @@ class ReportBuilder {
   const std::vector<std::string>& names_;
 };
 
-void FillPhases(const Findings& f, const Ranking& ranking, bool multi_file, const ReportBuilder& rb,
-                report::TriageReport* out) {
+void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet& rules, bool multi_file,
+                const ReportBuilder& rb, report::TriageReport* out) {
   const events::Event* root = ranking.root ? &f.events[*ranking.root] : nullptr;
   int best = f.total_lines > 0 ? rules::PhaseIndex("process-start") : -1;
   bool completed = false;
@@ -59,7 +59,7 @@ void FillPhases(const Findings& f, const Ranking& ranking, bool multi_file, cons
     mark.phase = ph->phase;
     mark.where = rb.Ref(ph->where);
     mark.process = rb.Proc(ph->process);
-    mark.rule = rules::PhaseIndex(ph->phase) >= 0 ? std::optional<std::string>() : std::nullopt;
+    mark.rule = rules.rules()[ph->rule].id;
     out->phases.push_back(std::move(mark));
     if (!before_root) continue;
     best = std::max(best, rules::PhaseIndex(ph->phase));
@@ -89,18 +89,19 @@ void FillRootCause(const Findings& f, const Ranking& ranking, const rules::RuleS
   rc.kind = events::EventKindName(e.kind);
   rc.where = rb.Ref(e.where);
   rc.process = rb.Proc(e.process);
-  for (const auto& m : e.matches) {
-    const rules::Rule& rule = rules.rules()[m.rule];
-    if (rule.kind != rules::RuleKind::kSignature && rule.kind != rules::RuleKind::kCascade) continue;
-    if (rule.kind == rules::RuleKind::kCascade && rc.rule) continue;
-    if (rule.kind == rules::RuleKind::kSignature || !rc.rule) {
-      rc.rule = rule.id;
-      rc.category = rule.category;
-      rc.explanation = rb.Redact(rules::RenderTemplateWith(rule.explanation.empty() ? rule.reason : rule.explanation,
-                                                           m.captures, f.facts));
-      rc.fix = rb.Redact(rules::RenderTemplateWith(rule.fix, m.captures, f.facts));
-      if (rule.kind == rules::RuleKind::kSignature) break;
+  auto rule_index = FirstRuleOfKind(e, rules, rules::RuleKind::kSignature);
+  if (!rule_index) rule_index = FirstRuleOfKind(e, rules, rules::RuleKind::kCascade);  // a summary root
+  if (rule_index) {
+    const rules::Rule& rule = rules.rules()[*rule_index];
+    rules::Captures caps;
+    for (const auto& m : e.matches) {
+      if (m.rule == *rule_index) caps = m.captures;
     }
+    rc.rule = rule.id;
+    rc.category = rule.category;
+    rc.explanation = rb.Redact(
+        rules::RenderTemplateWith(rule.explanation.empty() ? rule.reason : rule.explanation, caps, f.facts));
+    rc.fix = rb.Redact(rules::RenderTemplateWith(rule.fix, caps, f.facts));
   }
   for (const auto& c : e.context) rc.context.push_back(rb.Ref(c));
   rc.why = ranking.why;
@@ -165,7 +166,7 @@ Result<report::TriageReport> Triage(const TriageOptions& options) {
                                        Findings::kMaxEvents));
   }
   FillRootCause(findings, ranking, rules, rb, &out);
-  FillPhases(findings, ranking, multi_file, rb, &out);
+  FillPhases(findings, ranking, rules, multi_file, rb, &out);
   out.cascade_total = static_cast<int64_t>(ranking.cascade.size());
   for (const auto& d : ranking.cascade) {
     if (out.cascade.size() >= options.max_cascade) break;

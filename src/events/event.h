@@ -48,6 +48,7 @@ struct ProcessId {
 struct RuleMatch {
   size_t rule = 0;  // index into RuleSet::rules()
   rules::Captures captures;
+  int64_t line = 0;  // the line it matched (an event spans several)
 };
 
 struct Event {

@@ -185,6 +185,9 @@ bool TorchRankPrefix(sv s, size_t* pos, ParsedLine* out) {
   SetProcess(out, s.substr(p + 1, q - p - 1), s.substr(p + 1, digits_at - p - 1));
   out->rank = static_cast<int>(rank);
   *pos = q + 2;
+  // torch's exception hook writes "[rank2]: " + line: the space is the
+  // prefix's, not the message's indentation.
+  if (out->role == "rank" && *pos < s.size() && s[*pos] == ' ') ++*pos;
   return true;
 }
 
@@ -329,8 +332,16 @@ bool NcclHeader(sv s, size_t* pos, ParsedLine* out) {
   if (r >= s.size() || s[r] != '[') return false;
   ++r;
   int64_t dev = Number(s, &r);
-  if (dev < 0 || s.substr(r, 7) != "] NCCL ") return false;
-  r += 7;
+  if (dev < 0 || r >= s.size() || s[r] != ']') return false;
+  ++r;
+  // NCCL >= 2.28 prints the source location first: "[0] init.cc:904 NCCL WARN".
+  if (s.substr(r, 6) != " NCCL ") {
+    size_t sp2 = s.find(' ', r + 1);
+    if (sp2 == sv::npos || sp2 - r > 60 || s.substr(sp2, 6) != " NCCL ") return false;
+    out->source = s.substr(r + 1, sp2 - r - 1);
+    r = sp2;
+  }
+  r += 6;
   size_t word_end = s.find(' ', r);
   if (word_end == sv::npos) word_end = s.size();
   Level level = LevelFromWord(s.substr(r, word_end - r));

@@ -76,6 +76,23 @@ TEST(LineParserTest, NcclDebugLine) {
   EXPECT_EQ(p.message, "Cuda failure 'out of memory'");
 }
 
+TEST(LineParserTest, Nccl228LineWithTimestampAndSource) {
+  auto p = ParseLine(
+      "[2026-11-29 08:47:09] vm:1045:1045 [0] init.cc:904 NCCL WARN Duplicate GPU detected : rank 1 and "
+      "rank 0 both on CUDA device 60");
+  EXPECT_EQ(p.pid, 1045);
+  EXPECT_EQ(p.format, "nccl");
+  EXPECT_EQ(p.source, "init.cc:904");
+  EXPECT_EQ(p.level, Level::kWarning);
+  EXPECT_EQ(p.time.year, 2026);
+  EXPECT_EQ(p.message.substr(0, 22), "Duplicate GPU detected");
+}
+
+TEST(LineParserTest, TorchExceptionHookPrefixSpaceIsNotIndentation) {
+  EXPECT_EQ(ParseLine("[rank2]: ValueError: bad").message, "ValueError: bad");
+  EXPECT_EQ(ParseLine("[rank2]:   File \"x.py\", line 1").message, "  File \"x.py\", line 1");
+}
+
 TEST(LineParserTest, GlogAndPythonLogging) {
   auto g = ParseLine("E1129 08:00:00.123456 12345 socket.cpp:12] connect failed");
   EXPECT_EQ(g.level, Level::kError);

@@ -2,6 +2,8 @@
 
 #include <hs/hs.h>
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 namespace faultline::rules {
@@ -68,6 +70,50 @@ Result<std::unique_ptr<PatternMatcher>> PatternMatcher::Compile(
     return Status::Internal("hyperscan: cannot allocate scratch space");
   }
   return m;
+}
+
+Result<std::string> PatternMatcher::Serialize() const {
+  if (!impl_->db) return std::string();
+  char* bytes = nullptr;
+  size_t length = 0;
+  if (hs_serialize_database(impl_->db, &bytes, &length) != HS_SUCCESS) {
+    return Status::Internal("hyperscan: cannot serialize database");
+  }
+  std::string out(bytes, length);
+  free(bytes);
+  return out;
+}
+
+Result<std::unique_ptr<PatternMatcher>> PatternMatcher::Deserialize(std::string_view bytes) {
+  std::unique_ptr<PatternMatcher> m(new PatternMatcher());
+  m->impl_ = std::make_unique<Impl>();
+  if (bytes.empty()) return m;
+  if (hs_deserialize_database(bytes.data(), bytes.size(), &m->impl_->db) != HS_SUCCESS) {
+    return Status::DataLoss("hyperscan: serialized database does not load on this machine");
+  }
+  if (hs_alloc_scratch(m->impl_->db, &m->impl_->scratch) != HS_SUCCESS) {
+    return Status::Internal("hyperscan: cannot allocate scratch space");
+  }
+  return m;
+}
+
+uint64_t PatternMatcher::Fingerprint(const std::vector<std::pair<unsigned, std::string>>& patterns) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  auto mix = [&h](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;
+    h *= 1099511628211ull;
+  };
+  mix(hs_version());
+  mix(std::to_string(HS_FLAG_PREFILTER | HS_FLAG_MULTILINE));
+  for (const auto& [id, pattern] : patterns) {
+    mix(std::to_string(id));
+    mix(pattern);
+  }
+  return h;
 }
 
 namespace {

@@ -165,13 +165,17 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name,
 
 }  // namespace
 
-Result<std::vector<Rule>> ParseRuleFile(std::string_view yaml_text, const std::string& name) {
-  YAML::Node root;
+namespace {
+
+Result<YAML::Node> LoadYaml(std::string_view yaml_text, const std::string& name) {
   try {
-    root = YAML::Load(std::string(yaml_text));
+    return YAML::Load(std::string(yaml_text));
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(fmt::format("{}:{}: YAML error: {}", name, e.mark.line + 1, e.msg));
   }
+}
+
+Result<std::vector<Rule>> ParseRuleNode(const YAML::Node& root, const std::string& name) {
   if (!root.IsMap() || !root["rules"] || !root["rules"].IsSequence()) {
     return Status::InvalidArgument(name + ": a rule file is a mapping with a 'rules:' list");
   }
@@ -187,6 +191,14 @@ Result<std::vector<Rule>> ParseRuleFile(std::string_view yaml_text, const std::s
     return Status::InvalidArgument(fmt::format("{}:{}: {}", name, e.mark.line + 1, e.msg));
   }
   return rules;
+}
+
+}  // namespace
+
+Result<std::vector<Rule>> ParseRuleFile(std::string_view yaml_text, const std::string& name) {
+  auto root = LoadYaml(yaml_text, name);
+  if (!root.ok()) return root.status();
+  return ParseRuleNode(*root, name);
 }
 
 Result<std::vector<Rule>> LoadRuleFile(const std::string& path) {
@@ -211,8 +223,11 @@ Result<std::vector<Rule>> LoadBuiltinRules() {
   for (const auto& [name, text] : EmbeddedRuleFiles()) {
     // rules/ also holds data for other stages (the GPU catalog, stall
     // classes, miner settings); triage rules are the files with a rules: list.
-    if (!IsTriageRuleFile(text)) continue;
-    auto rules = ParseRuleFile(text, "rules/" + std::string(name));
+    std::string file = "rules/" + std::string(name);
+    auto root = LoadYaml(text, file);
+    if (!root.ok()) return root.status();
+    if (!root->IsMap() || !(*root)["rules"]) continue;
+    auto rules = ParseRuleNode(*root, file);
     if (!rules.ok()) return rules.status();
     for (auto& r : *rules) all.push_back(std::move(r));
   }

@@ -6,10 +6,21 @@
 
 namespace faultline::rules {
 
-Result<std::unique_ptr<RuleSet>> RuleSet::Build(
-    std::vector<Rule> rules, const std::vector<std::pair<unsigned, std::string>>& structural) {
-  auto set = std::unique_ptr<RuleSet>(new RuleSet());
+std::vector<std::pair<unsigned, std::string>> RuleSet::PatternList(
+    const std::vector<Rule>& rules, const std::vector<std::pair<unsigned, std::string>>& structural) {
   std::vector<std::pair<unsigned, std::string>> patterns;
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if (rules[i].kind == RuleKind::kRedact) continue;  // applied to report text, not scanned in logs
+    patterns.emplace_back(static_cast<unsigned>(i), rules[i].pattern);
+  }
+  for (const auto& p : structural) patterns.push_back(p);
+  return patterns;
+}
+
+Result<std::unique_ptr<RuleSet>> RuleSet::Build(
+    std::vector<Rule> rules, const std::vector<std::pair<unsigned, std::string>>& structural,
+    const PrecompiledDatabase* precompiled) {
+  auto set = std::unique_ptr<RuleSet>(new RuleSet());
   for (size_t i = 0; i < rules.size(); ++i) {
     auto re = std::make_unique<RE2>(rules[i].pattern, RE2::Quiet);
     if (!re->ok()) {
@@ -17,16 +28,20 @@ Result<std::unique_ptr<RuleSet>> RuleSet::Build(
                                                  rules[i].id, re->error()));
     }
     set->compiled_.push_back(std::move(re));
-    if (rules[i].kind == RuleKind::kRedact) {
-      set->redact_rules_.push_back(i);
-      continue;  // applied to report text, not scanned in logs
-    }
-    patterns.emplace_back(static_cast<unsigned>(i), rules[i].pattern);
+    if (rules[i].kind == RuleKind::kRedact) set->redact_rules_.push_back(i);
   }
-  for (const auto& p : structural) patterns.push_back(p);
-  auto matcher = PatternMatcher::Compile(patterns);
-  if (!matcher.ok()) return matcher.status();
-  set->matcher_ = std::move(*matcher);
+  auto patterns = PatternList(rules, structural);
+  std::unique_ptr<PatternMatcher> matcher;
+  if (precompiled && precompiled->fingerprint == PatternMatcher::Fingerprint(patterns)) {
+    auto loaded = PatternMatcher::Deserialize(precompiled->bytes);
+    if (loaded.ok()) matcher = std::move(*loaded);
+  }
+  if (!matcher) {
+    auto compiled = PatternMatcher::Compile(patterns);
+    if (!compiled.ok()) return compiled.status();
+    matcher = std::move(*compiled);
+  }
+  set->matcher_ = std::move(matcher);
   set->rules_ = std::move(rules);
   return set;
 }

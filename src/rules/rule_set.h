@@ -23,12 +23,24 @@ using Captures = std::vector<std::pair<std::string, std::string>>;
 // registered by the caller; ids below it are indexes into rules().
 inline constexpr unsigned kStructuralBase = 1u << 20;
 
+// A database compiled ahead of time, with the fingerprint of its pattern list.
+struct PrecompiledDatabase {
+  uint64_t fingerprint = 0;
+  std::string_view bytes;
+};
+
 class RuleSet {
  public:
   // `structural` patterns join the same Hyperscan database with their own
-  // ids (each >= kStructuralBase).
+  // ids (each >= kStructuralBase). When `precompiled` was built from exactly
+  // this pattern list it is loaded instead of compiling.
   static Result<std::unique_ptr<RuleSet>> Build(
-      std::vector<Rule> rules, const std::vector<std::pair<unsigned, std::string>>& structural = {});
+      std::vector<Rule> rules, const std::vector<std::pair<unsigned, std::string>>& structural = {},
+      const PrecompiledDatabase* precompiled = nullptr);
+
+  // The (id, pattern) list Build() compiles for these rules.
+  static std::vector<std::pair<unsigned, std::string>> PatternList(
+      const std::vector<Rule>& rules, const std::vector<std::pair<unsigned, std::string>>& structural);
 
   const std::vector<Rule>& rules() const { return rules_; }
   const PatternMatcher& matcher() const { return *matcher_; }

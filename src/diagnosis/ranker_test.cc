@@ -1,0 +1,129 @@
+#include "diagnosis/ranker.h"
+
+#include <gtest/gtest.h>
+
+#include "rules/rule_loader.h"
+
+namespace faultline::diagnosis {
+namespace {
+
+using events::Event;
+using events::EventKind;
+
+std::unique_ptr<rules::RuleSet> TestRules() {
+  auto rules = rules::ParseRuleFile(R"(
+rules:
+  - id: t.see-above
+    kind: cascade
+    pattern: 'See root cause above'
+    reason: 'the parent reports a child failure'
+    samples: {match: ['RuntimeError: Engine core initialization failed. See root cause above.']}
+  - id: t.summary
+    kind: cascade
+    summary: true
+    pattern: 'exitcode\s*:\s*(?P<code>-?\d+)'
+    reason: 'launcher summary, exit {code}'
+    samples: {match: ['  exitcode  : -9 (pid: 1)']}
+  - id: t.dup
+    pattern: 'Duplicate GPU detected'
+    explanation: x
+    fix: y
+    samples: {match: ['NCCL WARN Duplicate GPU detected : rank 1']}
+  - id: t.ready
+    kind: phase
+    phase: ready
+    pattern: 'Application startup complete'
+    samples: {match: ['INFO: Application startup complete.']}
+)", "t.yaml");
+  EXPECT_TRUE(rules.ok()) << rules.status().message();
+  return std::move(*rules::RuleSet::Build(std::move(*rules)));
+}
+
+Event Make(EventKind kind, int64_t line, const std::string& message, const std::string& process = "",
+           int file = 0) {
+  Event e;
+  e.kind = kind;
+  e.where = events::LineInfo{file, line, message};
+  e.message = message;
+  e.process.key = process;
+  return e;
+}
+
+Event WithRule(Event e, size_t rule) {
+  e.matches.push_back(events::RuleMatch{rule, {}, e.where.line});
+  return e;
+}
+
+TEST(RankerTest, EarliestFatalErrorWinsAndLaterOnesAreCascade) {
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(Make(EventKind::kPythonTraceback, 173, "RuntimeError: x. See root cause above.", ""));
+  f.events.back() = WithRule(f.events.back(), 0);
+  f.events.push_back(Make(EventKind::kPythonTraceback, 41, "AssertionError: rank 3 out of bounds", "Worker pid=7506"));
+  f.events.push_back(Make(EventKind::kPythonTraceback, 58, "AssertionError: rank 2 out of bounds", "Worker pid=7505"));
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 41);
+  ASSERT_EQ(r.cascade.size(), 2u);
+  EXPECT_EQ(f.events[r.cascade[0].event].where.line, 58);
+  EXPECT_NE(r.cascade[0].reason.find("same error"), std::string::npos);
+  EXPECT_EQ(r.cascade[1].reason, "the parent reports a child failure");
+}
+
+TEST(RankerTest, StrongBeatsEarlierWeakUnlessASignatureKnowsTheWeakOne) {
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(Make(EventKind::kErrorLog, 5, "could not reach metrics server"));
+  f.events.push_back(Make(EventKind::kExceptionLine, 9, "ValueError: bad"));
+  Ranking r = Rank(f, *rules, false);
+  EXPECT_EQ(f.events[*r.root].where.line, 9);
+
+  Findings g;
+  g.events.push_back(WithRule(Make(EventKind::kNcclWarn, 42, "Duplicate GPU detected : rank 1"), 2));
+  g.events.push_back(Make(EventKind::kPythonTraceback, 66, "torch.distributed.DistBackendError: NCCL error"));
+  Ranking s = Rank(g, *rules, false);
+  EXPECT_EQ(g.events[*s.root].where.line, 42);
+}
+
+TEST(RankerTest, LauncherSummaryIsTheRootOnlyWhenNothingElseFailed) {
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(WithRule(Make(EventKind::kExitStatus, 30, "exitcode  : -9 (pid: 952)"), 1));
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 30);
+  f.events.push_back(Make(EventKind::kPythonTraceback, 10, "ValueError: real"));
+  Ranking s = Rank(f, *rules, false);
+  EXPECT_EQ(f.events[*s.root].where.line, 10);
+  ASSERT_EQ(s.cascade.size(), 1u);
+  EXPECT_EQ(s.cascade[0].reason, "launcher summary, exit ?");
+}
+
+TEST(RankerTest, ErrorFollowedByReadyInTheSameProcessIsRecovered) {
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(Make(EventKind::kExceptionLine, 3, "ImportError: optional flash-attn missing", "api"));
+  PhaseHit ready;
+  ready.phase = "ready";
+  ready.where = events::LineInfo{0, 50, "Application startup complete"};
+  ready.process.key = "api";
+  f.phases.push_back(ready);
+  Ranking r = Rank(f, *rules, false);
+  EXPECT_FALSE(r.root);
+  EXPECT_EQ(r.recovered.size(), 1u);
+}
+
+TEST(RankerTest, TimestampsOrderEventsAcrossFiles) {
+  auto rules = TestRules();
+  Findings f;
+  Event late = Make(EventKind::kPythonTraceback, 2, "RuntimeError: peer closed", "rank0", 0);
+  late.time = parse::Timestamp{true, 2025, 5, 9, 15, 15, 30, 0};
+  Event early = Make(EventKind::kPythonTraceback, 90, "ZeroDivisionError", "rank1", 1);
+  early.time = parse::Timestamp{true, 2025, 5, 9, 15, 15, 10, 0};
+  f.events = {late, early};
+  EXPECT_EQ(f.events[*Rank(f, *rules, true).root].where.line, 90);
+  EXPECT_EQ(f.events[*Rank(f, *rules, false).root].where.line, 2) << "one file: line order";
+}
+
+}  // namespace
+}  // namespace faultline::diagnosis

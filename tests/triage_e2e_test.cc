@@ -1,0 +1,221 @@
+// End-to-end tests of `faultline triage`: the binary run on real files,
+// including the bad inputs a user will hand it.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace faultline::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kBin = FAULTLINE_BINARY;
+const std::string kSeed = std::string(FAULTLINE_SOURCE_DIR) + "/examples/seed-vllm-dp-rank/vllm.log";
+
+class TriageE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("faultline-e2e-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Path(const std::string& name) { return (dir_ / name).string(); }
+  void Write(const std::string& name, const std::string& data) { std::ofstream(Path(name), std::ios::binary) << data; }
+  CommandResult Triage(const std::string& args) { return RunShell(kBin + " triage " + args, dir_.string()); }
+  fs::path dir_;
+};
+
+TEST_F(TriageE2eTest, SeedIncidentNamesTheWorkerAssertionNotTheEngineMessage) {
+  CommandResult r = Triage("--json " + ShellQuote(kSeed));
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["message"], "AssertionError: DP adjusted local rank 3 is out of bounds.");
+  EXPECT_EQ(j["root_cause"]["exception"], "AssertionError");
+  EXPECT_EQ(j["root_cause"]["line"], 41);
+  EXPECT_EQ(j["root_cause"]["process"]["pid"], 7506);
+  EXPECT_EQ(j["root_cause"]["rule"], "vllm.dp-local-rank-out-of-bounds");
+  bool engine_message_is_cascade = false;
+  for (const auto& c : j["cascade"]) {
+    if (c["message"].get<std::string>().find("Engine core initialization failed") != std::string::npos) {
+      engine_message_is_cascade = true;
+    }
+  }
+  EXPECT_TRUE(engine_message_is_cascade);
+}
+
+TEST_F(TriageE2eTest, TextReportShowsWhereWhyFixAndPhase) {
+  CommandResult r = RunShell("NO_COLOR=1 " + kBin + " triage " + ShellQuote(kSeed));
+  ASSERT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("root cause  AssertionError: DP adjusted local rank 3 is out of bounds."), std::string::npos);
+  EXPECT_NE(r.out.find("vllm.log:41, process Worker pid=7506"), std::string::npos);
+  EXPECT_NE(r.out.find("fix"), std::string::npos);
+  EXPECT_NE(r.out.find("never: weight-loading"), std::string::npos);
+  EXPECT_EQ(r.out.find("\x1b["), std::string::npos) << "NO_COLOR must disable colour";
+  CommandResult colored = RunShell(kBin + " triage --color always " + ShellQuote(kSeed));
+  EXPECT_NE(colored.out.find("\x1b["), std::string::npos);
+}
+
+TEST_F(TriageE2eTest, ReadsStdinGzipAndZstdAlike) {
+  CommandResult plain = RunShell(kBin + " triage --json - < " + ShellQuote(kSeed));
+  ASSERT_EQ(plain.exit_code, 1) << plain.err;
+  RunShell("gzip -c " + ShellQuote(kSeed) + " > seed.log.gz && zstd -q -c " + ShellQuote(kSeed) + " > seed.log.zst",
+           dir_.string());
+  CommandResult gz = Triage("--json seed.log.gz");
+  CommandResult zst = Triage("--json seed.log.zst");
+  ASSERT_EQ(gz.exit_code, 1) << gz.err;
+  ASSERT_EQ(zst.exit_code, 1) << zst.err;
+  for (const auto* r : {&plain, &gz, &zst}) {
+    json j = json::parse(r->out);
+    EXPECT_EQ(j["root_cause"]["line"], 41);
+  }
+  EXPECT_EQ(json::parse(gz.out)["inputs"][0]["format"], "gzip");
+  EXPECT_EQ(json::parse(zst.out)["inputs"][0]["format"], "zstd");
+}
+
+TEST_F(TriageE2eTest, DirectoryOfPerRankLogsIsMergedByTimestamp) {
+  // rank1.log sorts after rank0.log but its error happened first.
+  Write("rank0.log",
+        "2025-05-09 15:14:50,000 - train - INFO - step 1\n"
+        "2025-05-09 15:15:30,000 - train - ERROR - peer gone\n"
+        "Traceback (most recent call last):\n"
+        "  File \"t.py\", line 1, in <module>\n"
+        "RuntimeError: Connection closed by peer\n");
+  Write("rank1.log",
+        "2025-05-09 15:14:50,000 - train - INFO - step 1\n"
+        "2025-05-09 15:15:10,000 - train - INFO - loading batch\n"
+        "Traceback (most recent call last):\n"
+        "  File \"t.py\", line 9, in <module>\n"
+        "ZeroDivisionError: division by zero\n");
+  CommandResult r = Triage("--json .");
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["root_cause"]["message"], "ZeroDivisionError: division by zero");
+  EXPECT_EQ(j["root_cause"]["file"], "./rank1.log");
+  EXPECT_EQ(j["inputs"].size(), 2u);
+}
+
+TEST_F(TriageE2eTest, MissingFileIsAUsageErrorWithNothingOnStdout) {
+  CommandResult r = Triage("no-such.log");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find("no-such.log"), std::string::npos);
+}
+
+TEST_F(TriageE2eTest, EmptyFileAndEmptyDirectoryAreInputErrors) {
+  Write("empty.log", "");
+  CommandResult r = Triage("empty.log");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("empty"), std::string::npos);
+  fs::create_directories(dir_ / "nologs");
+  CommandResult d = Triage("nologs");
+  EXPECT_EQ(d.exit_code, 2);
+  EXPECT_NE(d.err.find("no log files"), std::string::npos);
+}
+
+TEST_F(TriageE2eTest, BinaryFileIsRejected) {
+  RunShell("cp " + ShellQuote(kBin) + " program", dir_.string());
+  CommandResult r = Triage("program");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("binary"), std::string::npos);
+}
+
+TEST_F(TriageE2eTest, TruncatedGzipGivesAPartialResultWithAWarning) {
+  RunShell("gzip -c " + ShellQuote(kSeed) + " | head -c 3000 > cut.log.gz", dir_.string());
+  CommandResult r = Triage("--json cut.log.gz");
+  ASSERT_NE(r.exit_code, 2) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_FALSE(j["warnings"].empty());
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("truncated gzip"), std::string::npos);
+  EXPECT_GT(j["total_lines"].get<int>(), 0);
+}
+
+TEST_F(TriageE2eTest, HugeLineIsCutNotLoadedWhole) {
+  // A 200 MB line with no newline, between two ordinary lines.
+  RunShell("{ echo 'INFO start'; head -c 200000000 /dev/zero | tr '\\0' x; echo; "
+           "echo 'Traceback (most recent call last):'; echo '  File \"a.py\", line 1, in <module>'; "
+           "echo 'KeyError: missing'; } > huge.log",
+           dir_.string());
+  CommandResult r = Triage("--json huge.log");
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["root_cause"]["message"], "KeyError: missing");
+  EXPECT_EQ(j["root_cause"]["line"], 5);
+  EXPECT_FALSE(j["warnings"].empty());
+}
+
+TEST_F(TriageE2eTest, CarriageReturnsAnsiAndNulBytesAreCleaned) {
+  static const char kMessy[] =
+        "\x1b[1;36m(Worker pid=12)\x1b[0;0m INFO 05-09 15:14:59 [loader.py:1] Loading\r\n"
+        "progress 10%\rprogress 50%\rprogress 100%\r\n"
+        "\x1b[1;36m(Worker pid=12)\x1b[0;0m ERROR 05-09 15:15:00 [core.py:2] Traceback (most recent call last):\r\n"
+        "\x1b[1;36m(Worker pid=12)\x1b[0;0m ERROR 05-09 15:15:00 [core.py:2]   File \"x.py\", line 3, in f\r\n"
+        "\x1b[1;36m(Worker pid=12)\x1b[0;0m ERROR 05-09 15:15:00 [core.py:2] ValueError: bad\0\0 value \xff\r\n";
+  Write("messy.log", std::string(kMessy, sizeof(kMessy) - 1));  // keeps the NUL bytes
+  CommandResult r = Triage("--json messy.log");
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["root_cause"]["line"], 5);
+  EXPECT_EQ(j["root_cause"]["process"]["tag"], "Worker pid=12");
+  std::string msg = j["root_cause"]["message"];
+  EXPECT_EQ(msg.rfind("ValueError: bad value", 0), 0u) << msg;
+}
+
+TEST_F(TriageE2eTest, SecretsAreRedactedInReports) {
+  Write("secret.log",
+        "INFO launching with HF_TOKEN=hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ012345 --api-key sk-proj-abcdefghijklmnopqrstuvwx\n"
+        "Traceback (most recent call last):\n"
+        "  File \"a.py\", line 1, in <module>\n"
+        "PermissionError: token hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ012345 rejected\n");
+  CommandResult r = Triage("--json secret.log");
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out.find("hf_aBcDeFgHiJkLmNoPqRsTuVwXyZ012345"), std::string::npos) << r.out;
+  EXPECT_NE(json::parse(r.out)["root_cause"]["message"].get<std::string>().find("PermissionError"), std::string::npos);
+}
+
+TEST_F(TriageE2eTest, LogThatStopsMidStartupIsStalled) {
+  Write("stall.log",
+        "(EngineCore_DP0 pid=5) INFO 05-09 15:14:59 [core.py:1] Waiting for init message from front-end.\n"
+        "(Worker pid=7) INFO 05-09 15:15:02 [parallel_state.py:1] world_size=2 rank=0 local_rank=0 "
+        "distributed_init_method=tcp://127.0.0.1:1234 backend=nccl\n");
+  CommandResult r = Triage("--json stall.log");
+  EXPECT_EQ(r.exit_code, 1);
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "stalled");
+  EXPECT_TRUE(j["root_cause"].is_null());
+  EXPECT_EQ(j["last_line"]["line"], 2);
+}
+
+TEST_F(TriageE2eTest, UnknownErrorIsStillFoundByStructure) {
+  Write("novel.log",
+        "INFO all good\n"
+        "Traceback (most recent call last):\n"
+        "  File \"a.py\", line 1, in <module>\n"
+        "FrobnicatorMeltdownError: the widget spun backwards\n");
+  CommandResult r = Triage("--json --no-builtin-rules novel.log");
+  ASSERT_EQ(r.exit_code, 1);
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["root_cause"]["message"], "FrobnicatorMeltdownError: the widget spun backwards");
+  EXPECT_TRUE(j["root_cause"]["rule"].is_null());
+}
+
+TEST_F(TriageE2eTest, BadRuleFileIsReportedWithFileAndLine) {
+  Write("bad.yaml", "rules:\n  - id: x\n    pattern: '(oops'\n    kind: benign\n    samples: {match: [x]}\n");
+  Write("a.log", "INFO hello\n");
+  CommandResult r = Triage("--rules bad.yaml a.log");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.yaml:2"), std::string::npos) << r.err;
+  CommandResult check = RunShell(kBin + " rules check", dir_.string());
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+}
+
+}  // namespace
+}  // namespace faultline::testing
