@@ -37,7 +37,7 @@ struct Findings {
   int64_t events_dropped = 0;
   std::vector<PhaseHit> phases;
   rules::Captures facts;  // latest value per name
-  std::map<std::string, ProcessStats> processes;
+  std::map<std::string, ProcessStats, std::less<>> processes;  // lookup by string_view
   std::vector<report::InputSummary> inputs;
   std::vector<std::string> warnings;
   std::optional<events::LineInfo> last_line;

@@ -32,13 +32,16 @@ bool BlockNeedsCleaning(std::string_view block) {
 
 class Scanner {
  public:
-  Scanner(int file_index, const rules::RuleSet& rules, Findings* findings)
+  Scanner(int file_index, bool need_times, const rules::RuleSet& rules, Findings* findings)
       : file_(file_index),
+        need_times_(need_times),
         rules_(rules),
         findings_(findings),
         builder_([this](events::Event&& e) { OnEvent(std::move(e)); }) {}
 
-  void Block(std::string_view data, int64_t first_line) {
+  // Lines are numbered here (the reader does not count them).
+  void Block(std::string_view data) {
+    const int64_t first_line = next_line_;
     hits_.clear();
     rules_.matcher().Scan(data, &hits_);
     if (!std::is_sorted(hits_.begin(), hits_.end(),
@@ -68,7 +71,10 @@ class Scanner {
       ++line_no;
     }
     RememberLastLine(data, line_no - 1);
+    next_line_ = line_no;
   }
+
+  int64_t lines() const { return next_line_ - 1; }
 
   void Finish() {
     builder_.Finish();
@@ -95,11 +101,17 @@ class Scanner {
 
   void Line(std::string_view text, int64_t line_no, uint32_t structure) {
     ++findings_->total_lines;
+    const bool interesting = !line_rules_.empty() || structure != 0 || builder_.NeedsEveryLine();
+    if (!interesting && !need_times_) {
+      // The common case (INFO noise): only attribute the line to its process.
+      NoteProcess(parse::ParseProcessPrefixes(text), line_no);
+      return;
+    }
     parse::ParsedLine p = parse::ParseLine(text);
     if (p.time.valid) last_time_ = p.time;
     else if (last_time_.valid) p.time = last_time_;  // inherit for cross-file order
     NoteProcess(p, line_no);
-    if (line_rules_.empty() && structure == 0 && !builder_.NeedsEveryLine()) return;
+    if (!interesting) return;
 
     matches_.clear();
     bool benign = false, cascade = false;
@@ -142,14 +154,16 @@ class Scanner {
   void NoteProcess(const parse::ParsedLine& p, int64_t line_no) {
     std::string_view key = p.process;
     if (!cached_stats_ || key != cached_key_) {
-      auto [it, inserted] = findings_->processes.try_emplace(std::string(key));
-      cached_stats_ = &it->second;
-      cached_key_ = it->first;
-      if (inserted) {
-        it->second.process = events::ProcessId{std::string(key), std::string(p.role), std::string(p.parent),
-                                               p.pid, p.rank};
+      auto it = findings_->processes.find(key);  // no allocation on the hot path
+      if (it == findings_->processes.end()) {
+        it = findings_->processes.emplace(std::string(key), ProcessStats()).first;
+        parse::ParsedLine full = parse::ParseLine(p.text);  // role, pid, rank: once per process
+        it->second.process = events::ProcessId{std::string(key), std::string(full.role), std::string(full.parent),
+                                               full.pid, full.rank};
         it->second.first_line = LineInfo{file_, line_no, std::string(p.text.substr(0, 400))};
       }
+      cached_stats_ = &it->second;
+      cached_key_ = it->first;
     }
     ++cached_stats_->lines;
     cached_stats_->last_line.file = file_;
@@ -192,6 +206,7 @@ class Scanner {
   }
 
   int file_;
+  bool need_times_;  // several inputs: every line's time orders them
   const rules::RuleSet& rules_;
   Findings* findings_;
   events::EventBuilder builder_;
@@ -203,16 +218,19 @@ class Scanner {
   std::string_view cached_key_;
   std::string last_line_;
   int64_t last_line_no_ = 0;
+  int64_t next_line_ = 1;
 };
 
 }  // namespace
 
-Status ScanInput(const input::InputFile& file, int file_index, const rules::RuleSet& rules,
+Status ScanInput(const input::InputFile& file, int file_index, bool need_times, const rules::RuleSet& rules,
                  Findings* findings) {
   auto source = input::OpenByteSource(file.path);
   if (!source.ok()) return source.status();
-  input::LineReader reader(std::move(*source));
-  Scanner scanner(file_index, rules, findings);
+  input::LineReaderOptions reader_options;
+  reader_options.count_lines = false;
+  input::LineReader reader(std::move(*source), reader_options);
+  Scanner scanner(file_index, need_times, rules, findings);
   input::LineBlock block;
   std::string cleaned;
   while (reader.NextBlock(&block)) {
@@ -229,18 +247,18 @@ Status ScanInput(const input::InputFile& file, int file_index, const rules::Rule
       }
       data = cleaned;
     }
-    scanner.Block(data, block.first_line);
+    scanner.Block(data);
   }
   scanner.Finish();
   report::InputSummary summary;
   summary.file = file.display;
-  summary.lines = reader.lines();
+  summary.lines = scanner.lines();
   summary.bytes = reader.bytes();
   summary.format = input::CompressionName(reader.source().compression());
   findings->inputs.push_back(summary);
   if (!reader.status().ok()) {
     findings->warnings.push_back(fmt::format("{} (kept the {} lines read before the damage)",
-                                             reader.status().message(), reader.lines()));
+                                             reader.status().message(), scanner.lines()));
   }
   if (reader.truncated_lines() > 0) {
     findings->warnings.push_back(fmt::format("{}: {} over-long line(s) cut at 256 KiB", file.display,

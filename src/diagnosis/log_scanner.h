@@ -22,7 +22,8 @@ Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule
 
 // Scans one input into *findings. A damaged input (truncated archive) adds a
 // warning and keeps what was read; an unreadable one returns the error.
-Status ScanInput(const input::InputFile& file, int file_index, const rules::RuleSet& rules,
+// need_times: parse every line's timestamp (to order several inputs).
+Status ScanInput(const input::InputFile& file, int file_index, bool need_times, const rules::RuleSet& rules,
                  Findings* findings);
 
 }  // namespace faultline::diagnosis

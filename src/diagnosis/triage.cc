@@ -143,7 +143,7 @@ Result<report::TriageReport> Triage(const TriageOptions& options) {
   for (size_t i = 0; i < expanded->files.size(); ++i) {
     const auto& file = expanded->files[i];
     names.push_back(file.display);
-    Status s = ScanInput(file, static_cast<int>(i), rules, &findings);
+    Status s = ScanInput(file, static_cast<int>(i), expanded->files.size() > 1, rules, &findings);
     if (!s.ok()) {
       if (expanded->files.size() == 1) return s;
       findings.warnings.push_back(s.message() + " (skipped)");

@@ -66,7 +66,7 @@ bool LineReader::NextBlock(LineBlock* block) {
       block->data = std::string_view(start, len);
       block->first_line = next_line_;
       block->first_offset = offset_;
-      int64_t n = static_cast<int64_t>(std::count(start, start + len, '\n'));
+      int64_t n = options_.count_lines ? static_cast<int64_t>(std::count(start, start + len, '\n')) : 0;
       block->line_count = n;
       next_line_ += n;
       offset_ += static_cast<int64_t>(len);
@@ -96,7 +96,9 @@ bool LineReader::NextBlock(LineBlock* block) {
         block->data = std::string_view(buf_.data() + begin_, len);
         block->first_line = next_line_;
         block->first_offset = offset_;
-        int64_t n = static_cast<int64_t>(std::count(block->data.begin(), block->data.end(), '\n'));
+        int64_t n = options_.count_lines
+                        ? static_cast<int64_t>(std::count(block->data.begin(), block->data.end(), '\n'))
+                        : 0;
         block->line_count = n;
         next_line_ += n;
         offset_ += static_cast<int64_t>(len - 1);

@@ -31,6 +31,10 @@ struct LineBlock {
 struct LineReaderOptions {
   size_t block_bytes = 1 << 20;       // target size of a block
   size_t max_line_bytes = 256 << 10;  // longer lines are cut here
+  // Counting newlines is a second pass over every block; a consumer that
+  // walks the lines anyway turns it off and counts them itself (then
+  // first_line, line_count and lines() are not maintained).
+  bool count_lines = true;
 };
 
 class LineReader {

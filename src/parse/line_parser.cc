@@ -126,6 +126,7 @@ void SetProcess(ParsedLine* out, sv key, sv role) {
 // Rank hints inside a process name: "Worker_TP1", "VllmWorker rank=0",
 // "Worker_DP1_TP0" (TP rank within the replica), "VllmWorker-3".
 int RankFromName(sv name) {
+  if (name.find_first_of("0123456789") == sv::npos) return -1;
   size_t p = name.rfind("TP");
   if (p != sv::npos && p + 2 < name.size() && IsDigit(name[p + 2])) {
     size_t q = p + 2;
@@ -147,7 +148,7 @@ int RankFromName(sv name) {
 }
 
 // "(Worker_TP1 pid=7506) " / "(RayWorkerWrapper pid=164889, ip=172.20.4.203) "
-bool VllmProcessPrefix(sv s, size_t* pos, ParsedLine* out) {
+bool VllmProcessPrefix(sv s, size_t* pos, ParsedLine* out, bool want_rank = true) {
   size_t p = *pos;
   if (p >= s.size() || s[p] != '(') return false;
   size_t limit = std::min(s.size(), p + 160);
@@ -164,8 +165,10 @@ bool VllmProcessPrefix(sv s, size_t* pos, ParsedLine* out) {
   sv name = inside.substr(0, pid_at);
   SetProcess(out, inside.substr(0, q), name);
   out->pid = pid;
-  int rank = RankFromName(name);
-  if (rank >= 0) out->rank = rank;
+  if (want_rank) {
+    int rank = RankFromName(name);
+    if (rank >= 0) out->rank = rank;
+  }
   p += close + 1;
   if (p < s.size() && s[p] == ' ') ++p;
   *pos = p;
@@ -427,6 +430,21 @@ ParsedLine ParseLine(std::string_view line) {
       matched = NcclHeader(line, &pos, &out);
       header_seen = matched;
     }
+    if (!matched) break;
+  }
+  out.message = line.substr(pos);
+  return out;
+}
+
+ParsedLine ParseProcessPrefixes(std::string_view line) {
+  ParsedLine out;
+  out.text = line;
+  size_t pos = 0;
+  for (int round = 0; round < 4 && pos < line.size(); ++round) {
+    char c = line[pos];
+    bool matched = false;
+    if (c == '(') matched = VllmProcessPrefix(line, &pos, &out, /*want_rank=*/false);
+    else if (c == '[') matched = TorchRankPrefix(line, &pos, &out) || BracketedIsoPrefix(line, &pos, &out);
     if (!matched) break;
   }
   out.message = line.substr(pos);

@@ -24,6 +24,10 @@ namespace faultline::parse {
 // Parses one cleaned line (no trailing newline).
 ParsedLine ParseLine(std::string_view line);
 
+// Recognises only the process prefixes (not the logger header): enough to
+// attribute a line to its process, at a fraction of ParseLine's cost.
+ParsedLine ParseProcessPrefixes(std::string_view line);
+
 // Parses only the timestamp-bearing headers, for ordering lines of several
 // files; cheaper than ParseLine when nothing else is needed.
 Timestamp ParseTimestamp(std::string_view line);
