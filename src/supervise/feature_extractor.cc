@@ -139,7 +139,8 @@ FeatureSet FeatureExtractor::Compute(const std::vector<const LiveSample*>& windo
   for (const auto& c : cpu) {
     const auto& r = runnable[KeyOf(*c.p)];
     double r_fraction = r.second > 0 ? static_cast<double>(r.first) / r.second : 0;
-    busy += c.percent >= rules_.busy_cpu_percent || (r_fraction >= 0.8 && r.second >= 2 && c.percent >= 25);
+    busy += c.percent >= rules_.busy_cpu_percent ||
+            (r_fraction >= rules_.busy_runnable_fraction && r.second >= 2 && c.percent >= rules_.busy_runnable_cpu_percent);
   }
   f.SetNumber("processes", static_cast<double>(last.tree.processes.size()));
   f.SetNumber("busy_processes", busy);

@@ -107,6 +107,8 @@ Result<StallRules> ParseRoot(const YAML::Node& root, const std::string& source) 
   }
   r.window_seconds = root["window_seconds"].as<double>(r.window_seconds);
   r.busy_cpu_percent = root["busy_cpu_percent"].as<double>(r.busy_cpu_percent);
+  r.busy_runnable_fraction = root["busy_runnable_fraction"].as<double>(r.busy_runnable_fraction);
+  r.busy_runnable_cpu_percent = root["busy_runnable_cpu_percent"].as<double>(r.busy_runnable_cpu_percent);
   for (const auto& d : root["cache_dirs"]) r.cache_dirs.push_back({d["name"].as<std::string>(), d["path"].as<std::string>()});
   for (const auto& w : root["compile_workers"]) {
     std::string pattern = w.as<std::string>();

@@ -52,6 +52,10 @@ struct StallRules {
   ProgressThresholds progress;
   double window_seconds = 60;
   double busy_cpu_percent = 80;
+  // Also busy: state R in at least this share of the samples while getting
+  // at least busy_runnable_cpu_percent (a spin loop on an overloaded host).
+  double busy_runnable_fraction = 0.8;
+  double busy_runnable_cpu_percent = 10;
   std::vector<probe::CacheDirWatcher::Dir> cache_dirs;
   std::vector<std::string> compile_workers;                       // RE2 over cmdline / comm
   std::map<std::string, std::vector<std::string>> wait_channels;  // group -> wchan names

@@ -53,12 +53,15 @@ StopReport StopProcesses(const std::vector<pid_t>& groups, const std::vector<Pro
   double start = Now();
   auto alive = [&](const ProcessId& m) { return StartTimeOf(m.first) == m.second && m.second != 0; };
   auto group_alive = [](pid_t g) { return g > 0 && killpg(g, 0) == 0; };
+  std::set<int64_t> signalled;
+  for (const auto& m : members) {
+    if (alive(m)) signalled.insert(m.first);
+  }
   for (pid_t g : groups) {
     if (g > 0) killpg(g, SIGTERM);
   }
-  std::set<int64_t> signalled;
   for (const auto& m : members) {
-    if (alive(m) && kill(static_cast<pid_t>(m.first), SIGTERM) == 0) signalled.insert(m.first);
+    if (signalled.count(m.first) && alive(m)) kill(static_cast<pid_t>(m.first), SIGTERM);
   }
   report.signalled = static_cast<int>(signalled.size());
   // Wait for the grace period, checking every 20 ms.
