@@ -49,18 +49,9 @@ while [ $i -lt 32 ]; do
   i=$((i + 1))
 done
 
-now() { date +%s.%N; }
-# seconds CMD...: wall time of the command, best of 3, output discarded
-seconds() {
-  best=""
-  for _ in 1 2 3; do
-    t0=$(now); "$@" > /dev/null 2>&1 || true; t1=$(now)
-    best=$(python3 -c "import sys; a=float(sys.argv[1]); b='$best'; print(a if not b or a < float(b) else b)" \
-      "$(python3 -c "print($t1 - $t0)")")
-  done
-  echo "$best"
-}
-report() {  # report LABEL FILE
+# seconds CMD...: "wall cpu" seconds, best of 3 (timeit.py)
+seconds() { python3 "$here/timeit.py" "$out/timing.out" "$@"; }
+report() {  # report LABEL FILE FLAGS
   file=$2
   lines=$(wc -l < "$file")
   bytes=$(wc -c < "$file")
@@ -71,12 +62,14 @@ report() {  # report LABEL FILE
   python3 - "$1" "$lines" "$bytes" "$t_grep" "$t_rg" "$t_mine" "$t_nocache" <<'PY'
 import sys
 label, lines, nbytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-g, r, m, n = map(float, sys.argv[4:8])
+g, r, m, n = [tuple(map(float, a.split())) for a in sys.argv[4:8]]
 print(f"{label}: {lines} lines, {nbytes/1e6:.1f} MB")
-for name, t in (("grep -c .", g), ("rg -j1 -c .", r), ("faultline templates", m), ("  (cache off)", n)):
-    print(f"  {name:<22} {t:7.3f} s  {lines/t/1e6:6.2f} M lines/s  {nbytes/t/1e6:7.1f} MB/s")
-print(f"  templates / grep = {m/g:.2f}x the time, templates / rg = {m/r:.2f}x the time")
-print(f"  cache off: / grep = {n/g:.2f}x, / rg = {n/r:.2f}x")
+print(f"  {'':<22} {'wall s':>8} {'cpu s':>7} {'M lines/s wall':>15} {'M lines/s cpu':>14} {'MB/s wall':>10}")
+for name, (w, c) in (("grep -c .", g), ("rg -j1 -c .", r), ("faultline templates", m), ("  same, cache off", n)):
+    print(f"  {name:<22} {w:8.3f} {c:7.3f} {lines/w/1e6:15.2f} {lines/max(c,1e-3)/1e6:14.2f} {nbytes/w/1e6:10.1f}")
+print(f"  faultline templates takes {m[0]/g[0]:.1f}x grep's and {m[0]/r[0]:.1f}x rg's wall time "
+      f"({m[1]/max(g[1],1e-3):.1f}x / {m[1]/max(r[1],1e-3):.1f}x in CPU time)")
+print(f"  cache off: {n[0]/g[0]:.1f}x grep, {n[0]/r[0]:.1f}x rg (wall)")
 PY
 }
 report "content x32 (--messages)" "$out/content-1M.txt" "--messages" | tee "$out/throughput.txt"

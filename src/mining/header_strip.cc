@@ -1,7 +1,6 @@
 #include "mining/header_strip.h"
 
 #include <array>
-#include <cctype>
 
 namespace faultline::mining {
 namespace {
@@ -10,10 +9,14 @@ constexpr size_t kMaxHeaderTokens = 8;
 
 bool IsSpace(char c) { return c == ' ' || c == '\t'; }
 
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
+
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+    if (Lower(a[i]) != Lower(b[i])) return false;
   }
   return true;
 }
@@ -24,6 +27,7 @@ bool IsHeaderWord(std::string_view token) {
       "SEVERE", "Jan",  "Feb",   "Mar",    "Apr",  "May",     "Jun",   "Jul", "Aug",   "Sep",
       "Oct",   "Nov",   "Dec",   "Mon",    "Tue",  "Wed",     "Thu",   "Fri", "Sat",   "Sun"};
   if (!token.empty() && token.back() == ':') token.remove_suffix(1);
+  if (token.size() < 3 || token.size() > 8 || !IsAlpha(token[0])) return false;
   for (std::string_view w : kWords) {
     if (EqualsIgnoreCase(token, w)) return true;
   }
@@ -33,8 +37,8 @@ bool IsHeaderWord(std::string_view token) {
 bool IsStampLike(std::string_view token) {
   size_t digits = 0, letters = 0;
   for (char c : token) {
-    if (std::isdigit(static_cast<unsigned char>(c))) ++digits;
-    if (std::isalpha(static_cast<unsigned char>(c))) ++letters;
+    digits += IsDigit(c);
+    letters += IsAlpha(c);
   }
   return digits > 0 && letters <= 3;
 }

@@ -2,6 +2,9 @@
 
 #include <re2/re2.h>
 
+#include <array>
+#include <cstdint>
+
 #include <fmt/format.h>
 
 namespace faultline::mining {
@@ -14,6 +17,21 @@ bool IsHexDigit(char c) {
   return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+
+// Character classes for the one-pass scans: a table lookup per byte.
+enum : uint8_t { kDigitBit = 1, kAlphaBit = 2, kSlashBit = 4, kColonBit = 8, kEqualsBit = 16 };
+constexpr auto kCharClass = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = '0'; c <= '9'; ++c) t[c] = kDigitBit;
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = kAlphaBit;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = kAlphaBit;
+  t['/'] = kSlashBit;
+  t['\\'] = kSlashBit;
+  t[':'] = kColonBit;
+  t['='] = kEqualsBit;
+  return t;
+}();
+uint8_t ClassOf(char c) { return kCharClass[static_cast<unsigned char>(c)]; }
 
 bool IsLeadingPunct(char c) { return c == '(' || c == '[' || c == '{' || c == '"' || c == '\'' || c == '<'; }
 bool IsTrailingPunct(char c) {
@@ -234,13 +252,21 @@ const MaskedMessage& Masker::Mask(std::string_view message) {
     while (i < n && is_delimiter_[static_cast<unsigned char>(message[i])]) ++i;
     if (i == n) break;
     size_t start = i;
-    while (i < n && !is_delimiter_[static_cast<unsigned char>(message[i])]) ++i;
+    uint8_t classes = 0;
+    while (i < n && !is_delimiter_[static_cast<unsigned char>(message[i])]) {
+      classes |= ClassOf(message[i]);
+      ++i;
+    }
     bool last = token_spans_.size() + 1 == options_.max_tokens && i < n;
     size_t begin = buffer_.size();
     if (!token_spans_.empty()) ++begin;  // room for the joining space
     if (!token_spans_.empty()) buffer_.push_back(' ');
     if (last) {
       buffer_.append(kWildcard);
+    } else if (!(classes & (kDigitBit | kSlashBit)) && !(options_.date && i - start <= 8)) {
+      // No class can match a token without a digit or a slash, except a
+      // date word (short).
+      buffer_.append(message.substr(start, i - start));
     } else {
       MaskToken(message.substr(start, i - start));
     }
@@ -307,14 +333,11 @@ void Masker::MaskToken(std::string_view token) {
 void Masker::MaskCore(std::string_view core) {
   // Fast paths: every class but `date` needs a digit or a slash, and a
   // digit without letters is a number whatever else it could be.
-  bool digit = false;
-  bool slash = false;
-  bool letter = false;
-  for (char c : core) {
-    digit = digit || IsDigit(c);
-    slash = slash || c == '/' || c == '\\';
-    letter = letter || IsAlpha(c);
-  }
+  uint8_t classes = 0;
+  for (char c : core) classes |= ClassOf(c);
+  const bool digit = classes & kDigitBit;
+  const bool slash = classes & kSlashBit;
+  const bool letter = classes & kAlphaBit;
   if (digit && !letter && options_.numbers) {
     buffer_.append(kWildcard);
     return;
@@ -327,13 +350,14 @@ void Masker::MaskCore(std::string_view core) {
     }
     return;
   }
-  if ((options_.uuid && IsUuid(core)) || (options_.hex && IsHex(core)) || (options_.path && IsPath(core)) ||
-      (options_.date && IsDateWord(core)) ||
-      ((options_.ip || options_.numbers) && (IsIp(core) || IsHostPort(core))) || (options_.numbers && IsNumberLike(core))) {
+  const bool colon = classes & kColonBit;
+  if ((options_.uuid && IsUuid(core)) || (options_.hex && IsHex(core)) || (options_.path && slash && IsPath(core)) ||
+      ((options_.ip || options_.numbers) && digit && (IsIp(core) || (colon && IsHostPort(core)))) ||
+      (options_.numbers && digit && IsNumberLike(core))) {
     buffer_.append(kWildcard);
     return;
   }
-  size_t eq = core.rfind('=');
+  size_t eq = classes & kEqualsBit ? core.rfind('=') : std::string_view::npos;
   if (eq != std::string_view::npos && eq + 1 < core.size()) {
     MaskDigitRunsOrKeep(core.substr(0, eq + 1));
     MaskCore(core.substr(eq + 1));
