@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "events/event_builder.h"
+#include "diagnosis/block_pipeline.h"
 #include "diagnosis/scan_patterns.h"
 #include "events/structure.h"
 #include "input/line_cleaner.h"
@@ -23,13 +25,6 @@ Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule
 
 namespace {
 
-bool BlockNeedsCleaning(std::string_view block) {
-  for (char c : {'\x1b', '\r', '\0', '\b'}) {
-    if (std::memchr(block.data(), c, block.size()) != nullptr) return true;
-  }
-  return false;
-}
-
 class Scanner {
  public:
   Scanner(int file_index, bool need_times, const rules::RuleSet& rules, Findings* findings)
@@ -39,15 +34,12 @@ class Scanner {
         findings_(findings),
         builder_([this](events::Event&& e) { OnEvent(std::move(e)); }) {}
 
-  // Lines are numbered here (the reader does not count them).
-  void Block(std::string_view data) {
+  // Walks a scanned block's lines. Lines are numbered here (the reader
+  // does not count them).
+  void Block(const ScannedBlock& block) {
+    std::string_view data = block.data;
+    const std::vector<rules::PatternHit>& hits = block.hits;
     const int64_t first_line = next_line_;
-    hits_.clear();
-    rules_.matcher().Scan(data, &hits_);
-    if (!std::is_sorted(hits_.begin(), hits_.end(),
-                        [](const auto& a, const auto& b) { return a.end < b.end; })) {
-      std::stable_sort(hits_.begin(), hits_.end(), [](const auto& a, const auto& b) { return a.end < b.end; });
-    }
     size_t hit = 0;
     size_t pos = 0;
     int64_t line_no = first_line;
@@ -57,8 +49,8 @@ class Scanner {
       std::string_view line = data.substr(pos, end - pos);
       uint32_t structure = 0;
       line_rules_.clear();
-      while (hit < hits_.size() && hits_[hit].end <= end) {
-        unsigned id = hits_[hit].id;
+      while (hit < hits.size() && hits[hit].end <= end) {
+        unsigned id = hits[hit].id;
         if (id >= rules::kStructuralBase) {
           structure |= 1u << (id - rules::kStructuralBase);
         } else if (std::find(line_rules_.begin(), line_rules_.end(), id) == line_rules_.end()) {
@@ -210,7 +202,6 @@ class Scanner {
   const rules::RuleSet& rules_;
   Findings* findings_;
   events::EventBuilder builder_;
-  std::vector<rules::PatternHit> hits_;
   std::vector<unsigned> line_rules_;
   std::vector<events::RuleMatch> matches_;
   parse::Timestamp last_time_;
@@ -231,24 +222,11 @@ Status ScanInput(const input::InputFile& file, int file_index, bool need_times, 
   reader_options.count_lines = false;
   input::LineReader reader(std::move(*source), reader_options);
   Scanner scanner(file_index, need_times, rules, findings);
-  input::LineBlock block;
-  std::string cleaned;
-  while (reader.NextBlock(&block)) {
-    std::string_view data = block.data;
-    if (BlockNeedsCleaning(data)) {
-      cleaned.clear();
-      size_t pos = 0;
-      while (pos < data.size()) {
-        size_t nl = data.find('\n', pos);
-        if (nl == std::string_view::npos) nl = data.size();
-        input::CleanLineInto(data.substr(pos, nl - pos), &cleaned);
-        cleaned.push_back('\n');
-        pos = nl + 1;
-      }
-      data = cleaned;
-    }
-    scanner.Block(data);
-  }
+  {
+    static const bool kThreaded = std::thread::hardware_concurrency() > 1;
+    BlockPipeline pipeline(&reader, rules.matcher(), kThreaded);
+    while (const ScannedBlock* block = pipeline.Next()) scanner.Block(*block);
+  }  // joins the producer: the reader is ours again
   scanner.Finish();
   report::InputSummary summary;
   summary.file = file.display;

@@ -447,6 +447,18 @@ ParsedLine ParseProcessPrefixes(std::string_view line) {
     else if (c == '[') matched = TorchRankPrefix(line, &pos, &out) || BracketedIsoPrefix(line, &pos, &out);
     if (!matched) break;
   }
+  // NCCL names its process in its header ("host:pid:tid [dev] NCCL INFO"):
+  // attribute those lines exactly as ParseLine does.
+  if (out.process.empty() && pos < line.size() && line[pos] != ' ') {
+    ParsedLine nccl;
+    size_t p = pos;
+    if (NcclHeader(line, &p, &nccl)) {
+      out.process = nccl.process;
+      out.role = nccl.role;
+      out.pid = nccl.pid;
+      pos = p;
+    }
+  }
   out.message = line.substr(pos);
   return out;
 }

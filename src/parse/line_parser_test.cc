@@ -88,6 +88,15 @@ TEST(LineParserTest, Nccl228LineWithTimestampAndSource) {
   EXPECT_EQ(p.message.substr(0, 22), "Duplicate GPU detected");
 }
 
+TEST(LineParserTest, ProcessPrefixesAloneAttributeLikeTheFullParse) {
+  for (const char* line : {"(Worker_TP1 pid=7506) INFO 05-09 15:14:59 [a.py:1] x",
+                           "[2026-11-29 08:47:09] vm:1045:1045 [0] init.cc:904 NCCL INFO Bootstrap",
+                           "vm:1045:1045 [0] NCCL INFO cudaDriverVersion 13000", "[rank3]: boom",
+                           "[2025-05-09 15:14:59 DP0 TP3] Load weight begin", "INFO 05-09 15:14:59 [a.py:1] y"}) {
+    EXPECT_EQ(ParseProcessPrefixes(line).process, ParseLine(line).process) << line;
+  }
+}
+
 TEST(LineParserTest, TorchExceptionHookPrefixSpaceIsNotIndentation) {
   EXPECT_EQ(ParseLine("[rank2]: ValueError: bad").message, "ValueError: bad");
   EXPECT_EQ(ParseLine("[rank2]:   File \"x.py\", line 1").message, "  File \"x.py\", line 1");
