@@ -118,6 +118,12 @@ Result<MinerOptions> LoadProfile(std::string_view yaml_text, std::string_view so
   return options;
 }
 
+Result<std::unique_ptr<TemplateMiner>> MakeMiner(std::string_view name) {
+  auto options = LoadProfile(BuiltinProfiles(), "rules/mining.yaml", name);
+  if (!options.ok()) return options.status();
+  return TemplateMiner::Create(std::move(options.value()));
+}
+
 Result<std::vector<std::string>> ProfileNames(std::string_view yaml_text, std::string_view source) {
   auto profiles = ParseProfiles(yaml_text, source);
   if (!profiles.ok()) return profiles.status();

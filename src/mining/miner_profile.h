@@ -19,6 +19,7 @@
 #ifndef FAULTLINE_MINING_MINER_PROFILE_H_
 #define FAULTLINE_MINING_MINER_PROFILE_H_
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,9 @@ std::string_view BuiltinProfiles();
 // Parses `yaml_text` (`source` names it in errors) and returns the options of
 // profile `name`, layered over the file's "default" profile.
 Result<MinerOptions> LoadProfile(std::string_view yaml_text, std::string_view source, std::string_view name);
+
+// A miner with built-in profile `name` ("default" for triage).
+Result<std::unique_ptr<TemplateMiner>> MakeMiner(std::string_view name = "default");
 
 // Names of the profiles in `yaml_text`, in file order.
 Result<std::vector<std::string>> ProfileNames(std::string_view yaml_text, std::string_view source);

@@ -18,6 +18,19 @@ TEST(MinerProfile, BuiltinFileLoadsEveryProfile) {
   }
 }
 
+TEST(MinerProfile, StructDefaultsMatchTheDefaultProfile) {
+  auto options = LoadProfile(BuiltinProfiles(), "mining.yaml", "default");
+  ASSERT_TRUE(options.ok());
+  MinerOptions plain;
+  EXPECT_DOUBLE_EQ(options->similarity, plain.similarity);
+  EXPECT_EQ(options->variant_values, plain.variant_values);
+  EXPECT_EQ(options->prefix_tokens, plain.prefix_tokens);
+  EXPECT_EQ(options->max_templates, plain.max_templates);
+  auto miner = MakeMiner();
+  ASSERT_TRUE(miner.ok());
+  EXPECT_EQ(MakeMiner("NoSuchProfile").status().code(), StatusCode::kNotFound);
+}
+
 TEST(MinerProfile, ProfilesLayerOverDefault) {
   constexpr char kYaml[] = R"(profiles:
   default:

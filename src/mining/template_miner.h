@@ -52,8 +52,9 @@ inline constexpr TemplateId kNoTemplate = UINT32_MAX;
 
 struct MinerOptions {
   MaskOptions mask;
-  // Share of positions that must agree for a message to join a template.
-  double similarity = 0.5;
+  // Share of positions that must agree for a message to join a group.
+  // The defaults here match the "default" profile of rules/mining.yaml.
+  double similarity = 0.8;
   // Tokens after the length used to route a message to a leaf (Drain's
   // depth - 2).
   int prefix_tokens = 2;
@@ -63,7 +64,7 @@ struct MinerOptions {
   bool skip_variable_prefix = true;
   // Distinct values a position of a group may take before it becomes <*>
   // (0: at the first difference, as in Drain).
-  size_t variant_values = 0;
+  size_t variant_values = 3;
   // Children per tree node before new tokens share the <*> child.
   size_t max_children = 100;
   // Live templates; one more evicts the least recently matched one.
