@@ -20,6 +20,8 @@ int TpThatFits(const MemoryEstimate& e, int tp) {
 }
 
 std::string Kilo(int64_t tokens) {
+  if (tokens >= 10'000'000) return fmt::format("{:.1f}M", static_cast<double>(tokens) / 1e6);
+  if (tokens >= 1'000'000) return fmt::format("{:.2f}M", static_cast<double>(tokens) / 1e6);
   if (tokens >= 10000) return fmt::format("{}k", (tokens + 500) / 1000);
   return WithCommas(tokens);
 }

@@ -1,5 +1,7 @@
 // Model files present, head/expert counts divisible by the parallel sizes,
 // dtype supported by the GPU.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "preflight/check_context.h"
@@ -147,9 +149,14 @@ void CheckDivisibility(const CheckContext& ctx, PreflightReport* report) {
     Finding f;
     f.check = "divisibility";
     f.severity = Severity::kOk;
-    f.message = fmt::format("{} heads / {} KV heads{} split evenly over TP {}", m.num_heads,
-                            m.mla ? 1 : m.num_kv_heads,
-                            m.IsMoe() ? fmt::format(" / {} experts (EP {})", m.num_experts, ctx.layout.ep) : "", tp);
+    std::string linear = m.linear_num_value_heads > 0
+                             ? fmt::format(" / {}+{} linear-attention heads", m.linear_num_key_heads,
+                                           m.linear_num_value_heads)
+                             : "";
+    std::string experts =
+        m.IsMoe() ? fmt::format(" / {} experts (EP {})", m.num_experts, std::max(1, ctx.layout.ep)) : "";
+    f.message = fmt::format("{} heads / {} KV heads{}{} split evenly over TP {}", m.num_heads,
+                            m.mla ? 1 : m.num_kv_heads, linear, experts, tp);
     report->Add(std::move(f));
   }
   for (Finding& f : bad) report->Add(std::move(f));

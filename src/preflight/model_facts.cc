@@ -308,7 +308,7 @@ Result<ModelFacts> ParseModelConfig(std::string_view json_text, const std::strin
   ReadMoe(*c, &m);
   ReadQuantization(top, *c, &m);
   EstimateParams(&m);
-  if (m.has_vision) m.notes.push_back("the checkpoint includes a vision encoder (counted in the weight bytes only)");
+  if (m.has_vision) m.notes.push_back("the checkpoint includes a vision encoder: its weights count only when model.safetensors.index.json gives the checkpoint size");
   return m;
 }
 
