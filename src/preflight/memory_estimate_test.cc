@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "preflight/units.h"
 
@@ -91,6 +92,37 @@ TEST(MemoryEstimateTest, BudgetFollowsUtilization) {
   MemoryEstimate e = EstimateMemory(Fixture("qwen3-8b"), in);
   EXPECT_DOUBLE_EQ(e.requested_bytes, 81559.0 * 1024 * 1024 * 0.5);
   EXPECT_NEAR(e.kv_available_bytes, e.requested_bytes - e.weights_per_gpu - e.activation_bytes - e.non_torch_bytes, 1);
+}
+
+}  // namespace
+}  // namespace faultline::preflight
+
+namespace faultline::preflight {
+namespace {
+
+// An AWQ checkpoint of the same shapes: the quantization_config block as
+// AutoAWQ writes it (transformers' AWQ docs show this block for
+// TheBloke/zephyr-7B-alpha-AWQ). Linear weights take 4 bits plus group
+// scales, embeddings stay 16-bit.
+TEST(MemoryEstimateTest, Awq4BitWeights) {
+  std::string path = std::string(FAULTLINE_SOURCE_DIR) + "/tests/fixtures/models/qwen2-7b-instruct/config.json";
+  std::ifstream in(path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(ss.str());
+  j["quantization_config"] = {{"quant_method", "awq"}, {"zero_point", true}, {"group_size", 128},
+                              {"bits", 4}, {"version", "gemm"}};
+  Result<ModelFacts> m = ParseModelConfig(j.dump(), "awq");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->quant_method, "awq");
+  EXPECT_EQ(m->quant_bits, 4);
+  MemoryInputs h100;
+  h100.gpu_total_bytes = 81559ULL << 20;
+  MemoryEstimate e = EstimateMemory(*m, h100);
+  double embed = 2.0 * 152064 * 3584 * 2;  // untied embeddings + LM head, 16-bit
+  double linear = (static_cast<double>(m->params_total) - 2.0 * 152064 * 3584) * 0.5 * 1.03;
+  EXPECT_NEAR(e.weights_per_gpu, embed + linear, 1e6);
+  EXPECT_LT(e.weights_per_gpu / kGiB, 5.5);  // vs 14.2 GiB in bf16
 }
 
 }  // namespace
