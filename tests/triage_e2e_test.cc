@@ -103,6 +103,19 @@ TEST_F(TriageE2eTest, DirectoryOfPerRankLogsIsMergedByTimestamp) {
   EXPECT_EQ(j["inputs"].size(), 2u);
 }
 
+TEST_F(TriageE2eTest, TemplatesGiveReportedLinesTheirTemplateAndSummarizeTheLog) {
+  CommandResult r = Triage("--json --templates " + ShellQuote(kSeed));
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  json j = json::parse(r.out);
+  // Ranks 3 and 2 raise the same assertion: one template, seen twice.
+  EXPECT_EQ(j["root_cause"]["template"]["count"], 2);
+  EXPECT_GT(j["templates"]["total"].get<int>(), 10);
+  EXPECT_FALSE(j["templates"]["rarest"].empty());
+  CommandResult text = Triage("--templates " + ShellQuote(kSeed));
+  EXPECT_NE(text.out.find("what this log is made of"), std::string::npos);
+  EXPECT_FALSE(json::parse(Triage("--json " + ShellQuote(kSeed)).out).contains("templates"));
+}
+
 TEST_F(TriageE2eTest, MissingFileIsAUsageErrorWithNothingOnStdout) {
   CommandResult r = Triage("no-such.log");
   EXPECT_EQ(r.exit_code, 2);

@@ -19,6 +19,7 @@ struct TriageArgs {
   bool json = false;
   bool explain = false;
   bool no_builtin_rules = false;
+  bool templates = false;
   std::string color = "auto";
   size_t max_cascade = 50;
 };
@@ -33,6 +34,8 @@ void AddTriageCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--explain", args->explain, "show why the root cause was chosen and every cascade item");
   cmd->add_option("--rules", args->rule_files, "extra rule file(s) (YAML) to load");
   cmd->add_flag("--no-builtin-rules", args->no_builtin_rules, "do not load the rules built into the binary");
+  cmd->add_flag("--templates", args->templates,
+                "mine line templates: give reported lines their template id and count, and list what the log is made of");
   cmd->add_option("--color", args->color, "colour the text report: auto, always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   cmd->add_option("--max-cascade", args->max_cascade, "cascade items to list (all are counted)");
@@ -42,6 +45,7 @@ void AddTriageCommand(CLI::App& app, int* exit_code) {
     options.rule_files = args->rule_files;
     options.no_builtin_rules = args->no_builtin_rules;
     options.max_cascade = args->max_cascade;
+    options.templates = args->templates;
     auto report = diagnosis::Triage(options);
     if (!report.ok()) {
       std::cerr << "faultline: " << report.status().message() << "\n";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "events/event.h"
+#include "mining/template_miner.h"
 #include "report/triage_report.h"
 
 namespace faultline::diagnosis {
@@ -42,6 +43,7 @@ struct Findings {
   std::vector<std::string> warnings;
   std::optional<events::LineInfo> last_line;
   int64_t total_lines = 0;
+  std::unique_ptr<mining::TemplateMiner> miner;  // set when templates are mined
 };
 
 }  // namespace faultline::diagnosis

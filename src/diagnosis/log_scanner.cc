@@ -94,7 +94,7 @@ class Scanner {
   void Line(std::string_view text, int64_t line_no, uint32_t structure) {
     ++findings_->total_lines;
     const bool interesting = !line_rules_.empty() || structure != 0 || builder_.NeedsEveryLine();
-    if (!interesting && !need_times_) {
+    if (!interesting && !need_times_ && !findings_->miner) {
       // The common case (INFO noise): only attribute the line to its process.
       NoteProcess(parse::ParseProcessPrefixes(text), line_no);
       return;
@@ -103,6 +103,8 @@ class Scanner {
     if (p.time.valid) last_time_ = p.time;
     else if (last_time_.valid) p.time = last_time_;  // inherit for cross-file order
     NoteProcess(p, line_no);
+    int64_t template_id = -1;
+    if (findings_->miner) template_id = findings_->miner->Add(p.message);
     if (!interesting) return;
 
     matches_.clear();
@@ -140,6 +142,7 @@ class Scanner {
     view.matches = &matches_;
     view.benign = benign;
     view.cascade_rule = cascade;
+    view.template_id = template_id;
     builder_.Add(view);
   }
 

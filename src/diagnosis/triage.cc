@@ -7,6 +7,7 @@
 #include "diagnosis/log_scanner.h"
 #include "diagnosis/ranker.h"
 #include "input/input_files.h"
+#include "mining/miner_profile.h"
 #include "rules/rule_loader.h"
 
 namespace faultline::diagnosis {
@@ -79,6 +80,31 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
   }
 }
 
+std::optional<report::TemplateRef> TemplateOf(const Findings& f, const events::LineInfo& where) {
+  if (!f.miner || where.template_id < 0) return std::nullopt;
+  const mining::Template* t = f.miner->Find(static_cast<mining::TemplateId>(where.template_id));
+  if (!t) return std::nullopt;  // evicted
+  return report::TemplateRef{static_cast<int64_t>(t->id()), static_cast<int64_t>(t->count())};
+}
+
+void SummarizeTemplates(const mining::TemplateMiner& miner, size_t n, const rules::RuleSet& rules,
+                        report::TriageReport* out) {
+  std::vector<const mining::Template*> all = miner.Templates();
+  out->template_total = static_cast<int64_t>(all.size());
+  auto summary = [&](const mining::Template* t) {
+    return report::TemplateSummary{static_cast<int64_t>(t->id()), rules.Redact(t->text()),
+                                   static_cast<int64_t>(t->count())};
+  };
+  std::stable_sort(all.begin(), all.end(), [](auto* a, auto* b) { return a->count() > b->count(); });
+  for (size_t i = 0; i < all.size() && i < n; ++i) out->common_templates.push_back(summary(all[i]));
+  // The rarest: where a one-off error hides among millions of INFO lines.
+  for (size_t i = 0; i < all.size() && i < n / 2; ++i) {
+    const mining::Template* t = all[all.size() - 1 - i];
+    if (all.size() - 1 - i < n) break;  // already listed as common
+    out->rare_templates.push_back(summary(t));
+  }
+}
+
 void FillRootCause(const Findings& f, const Ranking& ranking, const rules::RuleSet& rules,
                    const ReportBuilder& rb, report::TriageReport* out) {
   if (!ranking.root) return;
@@ -104,6 +130,7 @@ void FillRootCause(const Findings& f, const Ranking& ranking, const rules::RuleS
     rc.fix = rb.Redact(rules::RenderTemplateWith(rule.fix, caps, f.facts));
   }
   for (const auto& c : e.context) rc.context.push_back(rb.Ref(c));
+  rc.templ = TemplateOf(f, e.where);
   rc.why = ranking.why;
   if (e.repeats > 0) rc.why.push_back(fmt::format("printed {} more time(s) in a row", e.repeats));
   for (size_t i : ranking.same_error) {
@@ -139,6 +166,11 @@ Result<report::TriageReport> Triage(const TriageOptions& options) {
 
   Findings findings;
   findings.warnings = expanded->warnings;
+  if (options.templates) {
+    auto miner = mining::MakeMiner("default");
+    if (!miner.ok()) return Status::Internal("template miner: " + miner.status().message());
+    findings.miner = std::move(*miner);
+  }
   std::vector<std::string> names;
   for (size_t i = 0; i < expanded->files.size(); ++i) {
     const auto& file = expanded->files[i];
@@ -177,6 +209,7 @@ Result<report::TriageReport> Triage(const TriageOptions& options) {
     item.process = rb.Proc(e.process);
     item.reason = d.reason;
     if (d.rule) item.rule = rules.rules()[*d.rule].id;
+    item.templ = TemplateOf(findings, e.where);
     out.cascade.push_back(std::move(item));
   }
   for (const auto& [key, st] : findings.processes) {
@@ -187,6 +220,7 @@ Result<report::TriageReport> Triage(const TriageOptions& options) {
     out.processes.push_back(std::move(ps));
   }
   if (findings.last_line) out.last_line = rb.Ref(*findings.last_line);
+  if (findings.miner) SummarizeTemplates(*findings.miner, options.max_templates_listed, rules, &out);
   if (out.verdict == report::Verdict::kStalled) {
     out.stall_hints.push_back(fmt::format(
         "the log ends without an error before the job was ready; last phase reached: {}",

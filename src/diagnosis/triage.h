@@ -20,6 +20,11 @@ struct TriageOptions {
   bool no_builtin_rules = false;
   // How many cascade items to keep in the report (the total is still counted).
   size_t max_cascade = 50;
+  // Mine line templates over the whole log: reported lines get their
+  // template's id and count, and the report lists what the log is made of.
+  // Costs a full parse of every line, so it is off by default.
+  bool templates = false;
+  size_t max_templates_listed = 12;
 };
 
 // Reads every input once, streaming, and diagnoses it. Returns a non-ok Status

@@ -29,7 +29,7 @@ bool Contains(std::string_view s, std::string_view part) { return s.find(part) !
 bool Indented(std::string_view msg) { return !msg.empty() && (msg[0] == ' ' || msg[0] == '\t'); }
 
 LineInfo Info(const LineView& line) {
-  return LineInfo{line.file, line.line, std::string(line.parsed->text)};
+  return LineInfo{line.file, line.line, std::string(line.parsed->text), line.template_id};
 }
 
 void AddContext(Event& e, const LineView& line) {

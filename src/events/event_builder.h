@@ -31,6 +31,7 @@ struct LineView {
   const std::vector<RuleMatch>* matches = nullptr;  // confirmed signature/cascade rules
   bool benign = false;                          // a benign rule matched
   bool cascade_rule = false;                    // a cascade rule matched
+  int64_t template_id = -1;                     // the line's template, when mining
 };
 
 class EventBuilder {

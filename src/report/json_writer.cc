@@ -56,21 +56,17 @@ json ToJson(const TriageReport& r) {
     json context = json::array();
     for (const auto& c : rc.context) context.push_back(LineJson(c));
     root["context"] = context;
-    if (rc.template_id) {
-      root["template"] = {{"id", *rc.template_id}, {"count", rc.template_count}};
-    }
+    if (rc.templ) root["template"] = {{"id", rc.templ->id}, {"count", rc.templ->count}};
     j["root_cause"] = root;
   } else {
     j["root_cause"] = nullptr;
   }
   json cascade = json::array();
   for (const auto& c : r.cascade) {
-    cascade.push_back({{"message", c.message},
-                       {"file", c.where.file},
-                       {"line", c.where.line},
-                       {"process", ProcessJson(c.process)},
-                       {"reason", c.reason},
-                       {"rule", Opt(c.rule)}});
+    json item = {{"message", c.message},      {"file", c.where.file}, {"line", c.where.line},
+                 {"process", ProcessJson(c.process)}, {"reason", c.reason},   {"rule", Opt(c.rule)}};
+    if (c.templ) item["template"] = {{"id", c.templ->id}, {"count", c.templ->count}};
+    cascade.push_back(std::move(item));
   }
   j["cascade"] = cascade;
   j["cascade_total"] = r.cascade_total;
@@ -101,6 +97,16 @@ json ToJson(const TriageReport& r) {
   j["total_lines"] = r.total_lines;
   j["last_line"] = r.last_line ? LineJson(*r.last_line) : json(nullptr);
   j["stall_hints"] = r.stall_hints;
+  if (r.template_total > 0) {
+    json templates = json::object();
+    templates["total"] = r.template_total;
+    for (const auto* list : {&r.common_templates, &r.rare_templates}) {
+      json arr = json::array();
+      for (const auto& t : *list) arr.push_back({{"id", t.id}, {"count", t.count}, {"text", t.text}});
+      templates[list == &r.common_templates ? "most_common" : "rarest"] = arr;
+    }
+    j["templates"] = templates;
+  }
   j["warnings"] = r.warnings;
   return j;
 }

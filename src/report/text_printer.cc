@@ -129,6 +129,16 @@ void PrintText(const TriageReport& r, const TextOptions& opt, std::ostream& out)
       }
     }
   }
+  if (r.template_total > 0) {
+    out << "\n" << st.Dim(fmt::format("what this log is made of ({} templates over {} lines)", r.template_total,
+                                       r.total_lines))
+        << "\n";
+    for (const auto& t : r.common_templates) out << fmt::format("  {:>9}  {}\n", t.count, t.text.substr(0, 140));
+    if (!r.rare_templates.empty()) {
+      out << st.Dim("  rarest:") << "\n";
+      for (const auto& t : r.rare_templates) out << fmt::format("  {:>9}  {}\n", t.count, t.text.substr(0, 140));
+    }
+  }
   for (const auto& w : r.warnings) out << st.Yellow("warning") << "  " << w << "\n";
 }
 

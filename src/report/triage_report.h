@@ -31,6 +31,11 @@ struct LineRef {
   std::string text;  // the line as cleaned (ANSI codes, CR rewrites removed)
 };
 
+struct TemplateRef {
+  int64_t id = 0;
+  int64_t count = 0;  // lines of the log with this template
+};
+
 struct RootCause {
   std::string message;    // the error line's message, e.g. "AssertionError: DP adjusted ..."
   std::string exception;  // Python exception type / C++ type / "" when none
@@ -43,8 +48,7 @@ struct RootCause {
   std::string fix;
   std::vector<LineRef> context;  // traceback / related lines, in order
   std::vector<std::string> why;  // the ranker's reasons for choosing this line
-  std::optional<int64_t> template_id;  // from the template miner, when enabled
-  int64_t template_count = 0;
+  std::optional<TemplateRef> templ;  // from the template miner, when enabled
   std::vector<std::string> same_error_in;  // other processes that raised the same error
 };
 
@@ -54,6 +58,14 @@ struct CascadeItem {
   ProcessRef process;
   std::string reason;  // why this is judged a consequence
   std::optional<std::string> rule;
+  std::optional<TemplateRef> templ;
+};
+
+// One line template of the log ("Loading weights took <*> seconds").
+struct TemplateSummary {
+  int64_t id = 0;
+  std::string text;
+  int64_t count = 0;
 };
 
 struct PhaseMark {
@@ -93,6 +105,10 @@ struct TriageReport {
   std::vector<std::string> stall_hints;  // suggestions when verdict is stalled
   std::optional<LineRef> last_line;      // where the log ends (for stalls)
   int64_t total_lines = 0;
+  // With --templates: the most frequent templates, then the rarest.
+  std::vector<TemplateSummary> common_templates;
+  std::vector<TemplateSummary> rare_templates;
+  int64_t template_total = 0;
 };
 
 }  // namespace faultline::report
