@@ -244,3 +244,51 @@ TEST(PreflightTest, InputErrors) {
 
 }  // namespace
 }  // namespace faultline::preflight
+
+namespace faultline::preflight {
+namespace {
+
+int64_t Needed(const std::vector<std::string>& cmd, int gpus) {
+  PreflightRequest req;
+  req.command = cmd;
+  req.plan_gpus = gpus;
+  req.plan_gpu_memory = 80ULL << 30;
+  req.model_config = std::string(FAULTLINE_SOURCE_DIR) + "/tests/fixtures/models/qwen3-8b/config.json";
+  Result<PreflightReport> r = RunPreflight(req);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r->estimates.gpus_needed : -1;
+}
+
+TEST(PreflightLayoutTest, MultiNodeAndLocalDataParallel) {
+  // Head node of a 2-node DP 4 deployment: two local replicas of TP 2.
+  EXPECT_EQ(Needed({"vllm", "serve", "m", "-tp", "2", "-dp", "4", "-dpl", "2", "-dpa", "10.0.0.1"}, 8), 4);
+  // The other node: headless, ranks 2..3.
+  EXPECT_EQ(Needed({"vllm", "serve", "m", "-tp", "2", "-dp", "4", "-dpl", "2", "-dpr", "2", "--headless"}, 8), 4);
+  // External load balancing: one DP rank per process.
+  EXPECT_EQ(Needed({"vllm", "serve", "m", "-tp", "2", "-dp", "4", "--data-parallel-rank", "1"}, 8), 2);
+  // TP 16 over two nodes with --nnodes: half the world on each.
+  EXPECT_EQ(Needed({"vllm", "serve", "m", "-tp", "16", "--nnodes", "2", "--node-rank", "1"}, 8), 8);
+  // DP spread over nodes without -dpl: split evenly.
+  EXPECT_EQ(Needed({"vllm", "serve", "m", "-tp", "2", "-dp", "4", "--nnodes", "2"}, 8), 4);
+  // SGLang: DP attention keeps DP inside TP.
+  EXPECT_EQ(Needed({"python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "8", "--dp", "8",
+                    "--enable-dp-attention"},
+                   8),
+            8);
+  EXPECT_EQ(Needed({"python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "2", "--dp", "2"}, 8), 4);
+}
+
+TEST(PreflightLayoutTest, RayPlacesWorkersElsewhere) {
+  PreflightRequest req;
+  req.command = {"vllm", "serve", "m", "-tp", "4", "--distributed-executor-backend", "ray"};
+  req.plan_gpus = 2;
+  req.plan_gpu_memory = 80ULL << 30;
+  req.model_config = std::string(FAULTLINE_SOURCE_DIR) + "/tests/fixtures/models/qwen3-8b/config.json";
+  Result<PreflightReport> r = RunPreflight(req);
+  ASSERT_TRUE(r.ok());
+  const Finding* f = FindCheck(*r, "gpu-count");
+  EXPECT_EQ(f->severity, Severity::kWarning);
+}
+
+}  // namespace
+}  // namespace faultline::preflight
