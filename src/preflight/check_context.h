@@ -52,6 +52,7 @@ struct CheckContext {
 
 void CheckCommandLine(const CheckContext& ctx, PreflightReport* report);
 void CheckTopology(const CheckContext& ctx, PreflightReport* report);
+void CheckMultiNode(const CheckContext& ctx, PreflightReport* report);
 void CheckGpuBusy(const CheckContext& ctx, PreflightReport* report);
 void CheckModelFiles(const CheckContext& ctx, PreflightReport* report);
 void CheckDivisibility(const CheckContext& ctx, PreflightReport* report);

@@ -232,6 +232,7 @@ Result<PreflightReport> RunPreflight(const PreflightRequest& req) {
 
   CheckCommandLine(ctx, &report);
   CheckTopology(ctx, &report);
+  CheckMultiNode(ctx, &report);
   CheckGpuBusy(ctx, &report);
   CheckModelFiles(ctx, &report);
   CheckDivisibility(ctx, &report);

@@ -278,6 +278,26 @@ TEST(PreflightLayoutTest, MultiNodeAndLocalDataParallel) {
   EXPECT_EQ(Needed({"python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "2", "--dp", "2"}, 8), 4);
 }
 
+TEST(PreflightLayoutTest, MultiNodeWithoutAddressesWarns) {
+  for (std::vector<std::string> cmd : std::vector<std::vector<std::string>>{
+           {"vllm", "serve", "m", "-tp", "2", "-dp", "4", "-dpl", "2"},
+           {"python", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "16", "--nnodes", "2"},
+           {"torchrun", "--nnodes", "2", "--nproc-per-node", "8", "train.py"}}) {
+    PreflightRequest req;
+    req.command = cmd;
+    req.plan_gpus = 8;
+    req.plan_gpu_memory = 80ULL << 30;
+    req.model_config = std::string(FAULTLINE_SOURCE_DIR) + "/tests/fixtures/models/qwen3-8b/config.json";
+    if (cmd[0] == "torchrun") req.model_config.clear();
+    Result<PreflightReport> r = RunPreflight(req);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const Finding* f = FindCheck(*r, "multi-node");
+    ASSERT_NE(f, nullptr) << cmd[0];
+    EXPECT_EQ(f->severity, Severity::kWarning);
+  }
+  EXPECT_EQ(Needed({"vllm", "serve", "m", "-tp", "2", "-dp", "4", "-dpl", "2", "-dpa", "10.0.0.1"}, 8), 4);
+}
+
 TEST(PreflightLayoutTest, RayPlacesWorkersElsewhere) {
   PreflightRequest req;
   req.command = {"vllm", "serve", "m", "-tp", "4", "--distributed-executor-backend", "ray"};

@@ -138,6 +138,40 @@ void CheckTopology(const CheckContext& ctx, PreflightReport* report) {
   report->Add(std::move(f));
 }
 
+void CheckMultiNode(const CheckContext& ctx, PreflightReport* report) {
+  const ParallelLayout& l = ctx.layout;
+  const LaunchCommand& c = ctx.cmd;
+  Finding f;
+  f.check = "multi-node";
+  f.severity = Severity::kWarning;
+  if (c.launcher == Launcher::kVllm && l.dp_local < l.dp && !c.Has("data_parallel_rank") && !l.ray &&
+      !c.Has("data_parallel_address")) {
+    // vllm/engine/arg_utils.py: the DP coordinator listens on
+    // --data-parallel-address, 127.0.0.1 unless given.
+    f.message = fmt::format("{} of the {} data-parallel ranks run on other nodes, but --data-parallel-address is not "
+                            "set: they would look for the head at 127.0.0.1 and wait forever",
+                            l.dp - l.dp_local, l.dp);
+    f.fix = "--data-parallel-address HEAD_IP --data-parallel-rpc-port PORT on every node (and --headless "
+            "--data-parallel-start-rank N on the others)";
+  } else if (c.launcher == Launcher::kVllm && c.Bool("headless") && !c.Has("data_parallel_start_rank") &&
+             !c.Has("node_rank")) {
+    f.message = "--headless without --data-parallel-start-rank: this node would claim the head's DP ranks";
+    f.fix = "--data-parallel-start-rank <first DP rank of this node>";
+  } else if (c.launcher == Launcher::kSglang && l.nnodes > 1 && !c.Has("dist_init_addr")) {
+    f.message = fmt::format("--nnodes {} without --dist-init-addr: the nodes cannot find each other", l.nnodes);
+    f.fix = "--dist-init-addr HEAD_IP:PORT and --node-rank on every node";
+  } else if (c.launcher == Launcher::kTorchrun && l.nnodes > 1 && !c.Has("rdzv_endpoint") && !c.Has("master_addr") &&
+             ctx.env.count("MASTER_ADDR") == 0) {
+    f.message = fmt::format("--nnodes {} without --rdzv-endpoint or --master-addr: every node rendezvouses with "
+                            "itself at 127.0.0.1",
+                            l.nnodes);
+    f.fix = "--rdzv-backend c10d --rdzv-endpoint HEAD_IP:29500 (same on every node)";
+  } else {
+    return;
+  }
+  report->Add(std::move(f));
+}
+
 void CheckGpuBusy(const CheckContext& ctx, PreflightReport* report) {
   if (ctx.planned || ctx.visible_gpus.empty() || ctx.layout.gpu_free) return;
   double util = ctx.memory ? ctx.memory->utilization : 0.9;
