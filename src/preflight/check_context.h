@@ -48,6 +48,9 @@ struct CheckContext {
   const CheckTexts* texts = &CheckTexts::Builtin();
 
   std::string Framework() const { return LauncherName(cmd.launcher); }
+  std::string DisplayName() const {
+    return cmd.launcher == Launcher::kVllm ? "vLLM" : cmd.launcher == Launcher::kSglang ? "SGLang" : "torchrun";
+  }
 };
 
 void CheckCommandLine(const CheckContext& ctx, PreflightReport* report);

@@ -146,7 +146,7 @@ void CheckMemory(const CheckContext& ctx, PreflightReport* report) {
                                      {"suggested_len", std::to_string(suggest)}});
     k.message = fmt::format("KV cache ~{:.1f} GiB per GPU -> ~{} tokens{}; {} needs {:.1f} GiB for one request: "
                             "does not fit, {} will refuse to start",
-                            avail_gib, Kilo(tokens), layers, len_desc, need / kGiB, fw);
+                            avail_gib, Kilo(tokens), layers, len_desc, need / kGiB, ctx.DisplayName());
     k.tool_error = t.tool_error;
     k.source = t.source;
     k.fix = t.fix;

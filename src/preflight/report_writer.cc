@@ -24,6 +24,12 @@ ordered OptRounded(const std::optional<double>& v, int digits = 2) {
 
 ordered StrOrNull(const std::string& s) { return s.empty() ? ordered(nullptr) : ordered(s); }
 
+std::string DisplayName(const std::string& launcher) {
+  if (launcher == "vllm") return "vLLM";
+  if (launcher == "sglang") return "SGLang";
+  return launcher;
+}
+
 }  // namespace
 
 std::string WriteJson(const PreflightReport& r) {
@@ -94,7 +100,7 @@ std::string WriteText(const PreflightReport& r) {
     }
     out += fmt::format("{:<9} {}\n", label, f.message);
     if (!f.tool_error.empty()) {
-      out += fmt::format("{:<9} {} would fail with: {}\n", "", r.launcher, f.tool_error);
+      out += fmt::format("{:<9} {} would fail with: {}\n", "", DisplayName(r.launcher), f.tool_error);
     }
     if (!f.fix.empty()) out += fmt::format("{:<9} fix: {}\n", "", f.fix);
   }

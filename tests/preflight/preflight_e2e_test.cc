@@ -124,7 +124,7 @@ TEST_F(PreflightE2eTest, SeedCaseText) {
   EXPECT_NE(r.out.find("BLOCKING  needs 4 GPUs on this node (TP 2 x PP 1 x DP 2), 2 visible (CUDA_VISIBLE_DEVICES=0,1)"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("vllm would fail with: AssertionError: DP adjusted local rank 3 is out of bounds."),
+  EXPECT_NE(r.out.find("vLLM would fail with: AssertionError: DP adjusted local rank 3 is out of bounds."),
             std::string::npos);
   EXPECT_NE(r.out.find("fix: CUDA_VISIBLE_DEVICES=0,1,2,3, or --data-parallel-size 1"), std::string::npos);
 }
