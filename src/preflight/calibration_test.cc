@@ -69,3 +69,39 @@ TEST(CalibrationTest, PredictionsMatchVllmStartupLogs) {
 
 }  // namespace
 }  // namespace faultline::preflight
+
+namespace faultline::preflight {
+namespace {
+
+// The hybrid (Gated DeltaNet + attention) KV formula against a vLLM 0.24.0
+// startup log of Qwen3.6-35B-A3B (same architecture as the Qwen3.5-35B-A3B
+// fixture) on an RTX 5090: --kv-cache-dtype fp8, --max-num-seqs 1,
+// --max-num-batched-tokens 8192, --max-model-len 131072;
+// "Available KV cache memory: 5.98 GiB", "GPU KV cache size: 567,978 tokens",
+// "Maximum concurrency for 131,072 tokens per request: 4.33x"
+// (github.com/noonghunna/club-3090 issue 612). The budget is taken from the
+// log, so this checks the per-token and per-sequence terms alone.
+TEST(CalibrationTest, HybridKvCapacityMatchesVllm) {
+  std::string config = std::string(FAULTLINE_SOURCE_DIR) + "/tests/fixtures/models/qwen3.5-35b-a3b/config.json";
+  Result<ModelFacts> facts = ParseModelConfig(Read(config), config);
+  ASSERT_TRUE(facts.ok()) << facts.status().message();
+  EXPECT_EQ(facts->full_attention_layers, 10);
+  EXPECT_EQ(facts->linear_layers, 30);
+  MemoryInputs in;
+  in.gpu_total_bytes = 32607ULL << 20;
+  in.kv_cache_dtype = "fp8";
+  in.max_num_seqs = 1;
+  in.max_num_batched_tokens = 8192;
+  in.kv_cache_memory_bytes = static_cast<int64_t>(5.98 * kGiB);
+  MemoryEstimate e = EstimateMemory(*facts, in);
+  EXPECT_DOUBLE_EQ(e.kv_bytes_per_token, 10.0 * 2 * 2 * 256 * 1);
+  int64_t tokens = e.TokenCapacity(131072);
+  double concurrency = e.kv_available_bytes / e.BytesForRequest(131072);
+  std::printf("hybrid: predicted %lld tokens (%.2fx) vs vLLM 567,978 (4.33x)\n", static_cast<long long>(tokens),
+              concurrency);
+  EXPECT_NEAR(static_cast<double>(tokens) / 567978, 1.0, 0.15);
+  EXPECT_NEAR(concurrency, 4.33, 4.33 * 0.15);
+}
+
+}  // namespace
+}  // namespace faultline::preflight
