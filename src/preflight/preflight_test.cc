@@ -37,7 +37,7 @@ PreflightRequest Plan(std::vector<std::string> cmd, int gpus, const std::string&
 TEST(PreflightTest, SeedCaseIsBlockingWithTheNumbersAndTheFix) {
   PreflightRequest req = Plan({"vllm", "serve", "Qwen/Qwen3.6-27B", "--tensor-parallel-size", "2",
                                "--data-parallel-size", "2"},
-                              8, "48GiB", "qwen3.5-0.8b");
+                              8, "48GiB", "qwen3.5-35b-a3b");
   req.env = {{"CUDA_VISIBLE_DEVICES", "0,1"}};
   Result<PreflightReport> r = RunPreflight(req);
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -61,7 +61,7 @@ TEST(PreflightTest, SeedCaseIsBlockingWithTheNumbersAndTheFix) {
 TEST(PreflightTest, SeedCaseWithFourVisibleGpusPassesTheTopologyCheck) {
   PreflightRequest req = Plan({"vllm", "serve", "Qwen/Qwen3.6-27B", "--tensor-parallel-size", "2",
                                "--data-parallel-size", "2"},
-                              8, "48GiB", "qwen3.5-0.8b");
+                              8, "48GiB", "qwen3.5-35b-a3b");
   req.env = {{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}};
   Result<PreflightReport> r = RunPreflight(req);
   ASSERT_TRUE(r.ok());

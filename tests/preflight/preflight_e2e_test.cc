@@ -96,7 +96,7 @@ const std::vector<std::string> kSeedCommand = {"--",  "vllm", "serve", "Qwen/Qwe
 
 std::vector<std::string> SeedArgs(bool json) {
   std::vector<std::string> a = {"--gpus", "8", "--gpu-memory", "48GiB", "--model-config", "MODEL"};
-  a[5] = std::string(FAULTLINE_SOURCE_DIR) + "/tests/fixtures/models/qwen3.5-0.8b/config.json";
+  a[5] = std::string(FAULTLINE_SOURCE_DIR) + "/tests/fixtures/models/qwen3.5-35b-a3b/config.json";
   if (json) a.push_back("--json");
   a.insert(a.end(), kSeedCommand.begin(), kSeedCommand.end());
   return a;
