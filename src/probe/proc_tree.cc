@@ -91,10 +91,12 @@ void ProcessTreeSampler::FullScan() {
   }
 }
 
-void ProcessTreeSampler::ReadFds(int64_t pid, ProcessSample* out, std::vector<uint64_t>* inodes) {
+void ProcessTreeSampler::ReadFds(int64_t pid, Member& m, ProcessSample* out, std::vector<uint64_t>* inodes) {
   std::string fd_dir = PidDir(pid) + "/fd";
   std::vector<std::string> fds = fs_->ListDir(fd_dir);
   out->open_fds = static_cast<int>(fds.size());
+  m.weight_fds.clear();
+  m.tcp_listening = m.tcp_connecting = m.tcp_established = 0;
   int seen = 0;
   for (const auto& fd : fds) {
     if (++seen > options_.max_fds) break;
@@ -109,9 +111,31 @@ void ProcessTreeSampler::ReadFds(int64_t pid, ProcessSample* out, std::vector<ui
       w.size = CachedSize(*target);
       auto info = fs_->ReadFile(PidDir(pid) + "/fdinfo/" + fd, 4096);
       w.pos = info ? ParseFdInfoPos(*info).value_or(-1) : -1;
+      m.weight_fds.emplace_back(fd, w);
       out->weight_files.push_back(std::move(w));
     }
   }
+  m.sockets = out->sockets;
+}
+
+// Between detailed reads: only the offsets of the weight files seen last time.
+void ProcessTreeSampler::ReadWeightOffsets(int64_t pid, Member& m, ProcessSample* out) {
+  out->open_fds = static_cast<int>(fs_->ListDir(PidDir(pid) + "/fd").size());
+  for (auto it = m.weight_fds.begin(); it != m.weight_fds.end();) {
+    auto info = fs_->ReadFile(PidDir(pid) + "/fdinfo/" + it->first, 4096);
+    if (!info) {  // closed since
+      it = m.weight_fds.erase(it);
+      continue;
+    }
+    it->second.pos = ParseFdInfoPos(*info).value_or(-1);
+    out->weight_files.push_back(it->second);
+    ++it;
+  }
+  out->sockets = m.sockets;
+  out->tcp_listening = m.tcp_listening;
+  out->tcp_connecting = m.tcp_connecting;
+  out->tcp_established = m.tcp_established;
+  out->thread_states = m.threads;
 }
 
 void ProcessTreeSampler::ReadThreads(int64_t pid, ProcessSample* out) {
@@ -161,7 +185,8 @@ void ProcessTreeSampler::ReadMaps(int64_t pid, Member& m) {
   }
 }
 
-bool ProcessTreeSampler::SampleOne(int64_t pid, Member& m, ProcessSample* out, std::vector<uint64_t>* inodes) {
+bool ProcessTreeSampler::SampleOne(int64_t pid, Member& m, bool detail, ProcessSample* out,
+                                   std::vector<uint64_t>* inodes) {
   std::string dir = PidDir(pid);
   auto stat_text = fs_->ReadFile(dir + "/stat", 4096);
   auto stat = stat_text ? ParseStat(*stat_text) : std::nullopt;
@@ -191,8 +216,14 @@ bool ProcessTreeSampler::SampleOne(int64_t pid, Member& m, ProcessSample* out, s
     }
   }
   if (auto io_text = fs_->ReadFile(dir + "/io", 4096)) out->io = ParseIo(*io_text);
-  ReadFds(pid, out, inodes);
-  ReadThreads(pid, out);
+  if (detail || !m.detailed) {
+    ReadFds(pid, m, out, inodes);
+    ReadThreads(pid, out);
+    m.threads = out->thread_states;
+    m.detailed = true;
+  } else {
+    ReadWeightOffsets(pid, m, out);
+  }
   if (m.maps_countdown-- <= 0) {
     ReadMaps(pid, m);
     m.maps_countdown = options_.maps_every - 1;
@@ -210,7 +241,8 @@ bool ProcessTreeSampler::SampleOne(int64_t pid, Member& m, ProcessSample* out, s
   return true;
 }
 
-TreeSample ProcessTreeSampler::Sample() {
+TreeSample ProcessTreeSampler::Sample(bool force_detail) {
+  bool detail = force_detail || samples_ % options_.detail_every == 0;
   for (int64_t root : roots_) {
     if (members_.count(root)) continue;
     auto text = fs_->ReadFile(PidDir(root) + "/stat", 4096);
@@ -236,7 +268,7 @@ TreeSample ProcessTreeSampler::Sample() {
   for (auto it = members_.begin(); it != members_.end();) {
     ProcessSample ps;
     size_t before = inodes.size();
-    if (!SampleOne(it->first, it->second, &ps, &inodes)) {
+    if (!SampleOne(it->first, it->second, detail, &ps, &inodes)) {
       it = members_.erase(it);
       inodes.resize(before);
       continue;
@@ -259,6 +291,14 @@ TreeSample ProcessTreeSampler::Sample() {
       if (st->second == kTcpSynSent) ++ps.tcp_connecting;
       if (st->second == kTcpEstablished) ++ps.tcp_established;
     }
+  }
+  // Remember the TCP states of the processes read in detail this time.
+  for (size_t i = 0; i < inodes.size(); ++i) {
+    const ProcessSample& ps = sample.processes[socket_owner_index[i]];
+    Member& m = members_[ps.pid];
+    m.tcp_listening = ps.tcp_listening;
+    m.tcp_connecting = ps.tcp_connecting;
+    m.tcp_established = ps.tcp_established;
   }
   std::stable_sort(sample.processes.begin(), sample.processes.end(),
                    [](const ProcessSample& a, const ProcessSample& b) { return a.depth < b.depth; });

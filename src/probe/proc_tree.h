@@ -30,6 +30,11 @@ class ProcessTreeSampler {
     int max_fds = 2048;           // per process, per sample
     int full_scan_every = 5;      // samples between full /proc scans
     int maps_every = 10;          // samples between /proc/PID/maps reads
+    // Samples between detailed reads (every fd's target, thread states and
+    // wait channels, TCP states). In between, those are carried over and only
+    // the read offsets of the weight files already seen are re-read. A new
+    // process always gets a detailed first read.
+    int detail_every = 5;
   };
 
   ProcessTreeSampler(ProcFs* fs, Options options);
@@ -38,7 +43,8 @@ class ProcessTreeSampler {
   // Adds a root; its descendants are found on the next Sample().
   void AddRoot(int64_t pid);
   // Samples every living member. Roots that are gone are left out.
-  TreeSample Sample();
+  // detail: force a detailed read of every member (e.g. before classifying).
+  TreeSample Sample(bool detail = false);
   // Members currently known (pid, start time) — for the stopper to kill.
   std::vector<std::pair<int64_t, uint64_t>> Members() const;
 
@@ -49,6 +55,11 @@ class ProcessTreeSampler {
     std::string cmdline;  // read once
     int maps_countdown = 0;
     std::vector<WeightFile> mapped;  // from the last maps read
+    bool detailed = false;           // had a detailed read
+    // Carried over between detailed reads:
+    std::vector<std::pair<std::string, WeightFile>> weight_fds;  // fd -> file
+    int sockets = 0, tcp_listening = 0, tcp_connecting = 0, tcp_established = 0;
+    ThreadStates threads;
   };
   static Member NewMember(uint64_t start_time_ticks, int depth) {
     Member m;
@@ -59,8 +70,9 @@ class ProcessTreeSampler {
   bool IsWeightFile(const std::string& path) const;
   void Discover(int64_t pid, int depth, std::vector<int64_t>* queue);
   void FullScan();
-  bool SampleOne(int64_t pid, Member& m, ProcessSample* out, std::vector<uint64_t>* socket_inodes);
-  void ReadFds(int64_t pid, ProcessSample* out, std::vector<uint64_t>* inodes);
+  bool SampleOne(int64_t pid, Member& m, bool detail, ProcessSample* out, std::vector<uint64_t>* socket_inodes);
+  void ReadFds(int64_t pid, Member& m, ProcessSample* out, std::vector<uint64_t>* inodes);
+  void ReadWeightOffsets(int64_t pid, Member& m, ProcessSample* out);
   void ReadThreads(int64_t pid, ProcessSample* out);
   void ReadMaps(int64_t pid, Member& m);
   int64_t CachedSize(const std::string& path);

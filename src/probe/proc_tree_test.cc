@@ -116,6 +116,30 @@ TEST_F(ProcTreeTest, MappedWeightFilesAreFoundInMaps) {
   EXPECT_EQ(s.processes[0].weight_files[0].size, 1 << 30);
 }
 
+TEST_F(ProcTreeTest, LightSamplesRereadOnlyWeightOffsets) {
+  AddProcess(100, "worker", 'S', 1, 1);
+  fs_.SetLink("/proc/100/fd/7", "/models/m.safetensors");
+  fs_.SetFile("/proc/100/fdinfo/7", "pos:\t100\n");
+  fs_.SetSize("/models/m.safetensors", 1000);
+  ProcessTreeSampler::Options options;
+  options.detail_every = 5;
+  ProcessTreeSampler sampler(&fs_, options);
+  sampler.AddRoot(100);
+  EXPECT_EQ(sampler.Sample().processes[0].weight_files[0].pos, 100);  // detailed
+  fs_.SetFile("/proc/100/fdinfo/7", "pos:\t600\n");
+  fs_.SetLink("/proc/100/fd/8", "/models/other.safetensors");  // seen at the next detailed read
+  fs_.SetFile("/proc/100/task/100/wchan", "do_epoll_wait");
+  int reads = fs_.reads();
+  TreeSample light = sampler.Sample();
+  ASSERT_EQ(light.processes[0].weight_files.size(), 1u);
+  EXPECT_EQ(light.processes[0].weight_files[0].pos, 600);
+  EXPECT_EQ(light.processes[0].thread_states.wchan.count("futex_wait_queue"), 1u);  // carried over
+  EXPECT_LT(fs_.reads() - reads, 12);
+  TreeSample detailed = sampler.Sample(/*detail=*/true);
+  EXPECT_EQ(detailed.processes[0].weight_files.size(), 2u);
+  EXPECT_EQ(detailed.processes[0].thread_states.wchan.count("do_epoll_wait"), 1u);
+}
+
 TEST_F(ProcTreeTest, MissingRootGivesEmptySample) {
   ProcessTreeSampler sampler(&fs_);
   sampler.AddRoot(4242);

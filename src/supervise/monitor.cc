@@ -21,7 +21,7 @@ void Monitor::PollLog(const std::function<void(std::string_view)>& on_line) {
   if (log_) log_->Poll(on_line);
 }
 
-const probe::LiveSample& Monitor::Tick(const std::function<void(std::string_view)>& on_line) {
+const probe::LiveSample& Monitor::Tick(const std::function<void(std::string_view)>& on_line, bool detail) {
   probe::LiveSample s;
   if (log_) {
     log_->Poll(on_line);
@@ -29,7 +29,7 @@ const probe::LiveSample& Monitor::Tick(const std::function<void(std::string_view
   }
   s.time = clock_->MonotonicSeconds();
   s.wall_millis = clock_->WallMillis();
-  s.tree = sampler_.Sample();
+  s.tree = sampler_.Sample(detail);
   if (caches_) s.caches = caches_->Poll();
   s.gpu = gpu_ ? gpu_->Sample() : probe::NoGpuSource().Sample();
   progress_.Update(s);

@@ -47,7 +47,9 @@ class Monitor {
 
   void AddRoot(int64_t pid) { sampler_.AddRoot(pid); }
   // Samples everything once. on_line sees every new complete log line.
-  const probe::LiveSample& Tick(const std::function<void(std::string_view)>& on_line = nullptr);
+  // detail: read every process in detail now (before classifying a stall);
+  // otherwise the sampler reads details every few samples.
+  const probe::LiveSample& Tick(const std::function<void(std::string_view)>& on_line = nullptr, bool detail = false);
   // Reads new log output only (between ticks).
   void PollLog(const std::function<void(std::string_view)>& on_line);
 

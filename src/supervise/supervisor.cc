@@ -354,7 +354,8 @@ std::optional<JobEnd> PipelineRun::Step() {
     double running_for = clock_->MonotonicSeconds() - s.started_at;
     if (s.state == State::kRunning && s.spec->ready.timeout > 0 && running_for >= s.spec->ready.timeout) {
       JobEnd e = EndOf(s, Outcome::kTimeout, fmt::format("not ready after {}", HumanSeconds(running_for)));
-      if (s.monitor->has_sample()) e.stall = s.monitor->DiagnoseStall();
+      s.monitor->Tick(nullptr, /*detail=*/true);
+      e.stall = s.monitor->DiagnoseStall();
       s.state = State::kFailed;
       return e;
     }
@@ -374,6 +375,7 @@ std::optional<JobEnd> PipelineRun::Step() {
       }
       // A service that is ready may idle; anything else must progress.
       if (s.state == State::kRunning && s.monitor->Stalled()) {
+        s.monitor->Tick(nullptr, /*detail=*/true);  // fresh thread states and sockets for the classifier
         JobEnd e = EndOf(s, Outcome::kStalled, "");
         e.stall = s.monitor->DiagnoseStall();
         e.detail = fmt::format("no progress for {}", HumanSeconds(e.stall->stalled_for_seconds));
@@ -504,7 +506,7 @@ Result<RunResult> PipelineRun::Run() {
   if (spawn_failed) {
     StopAll(true);
     keeper_->Release();
-    return Status::NotFound(fmt::format("{}: {}", end->service, end->detail));
+    return Status::NotFound(fmt::format("{} (service {})", end->detail, end->service));
   }
   Finish(end, &result);
   keeper_->Release();

@@ -102,6 +102,7 @@ JobEnd Watch(const WatchOptions& options, const StallRules& rules, probe::ProcFs
     }
     now = clock->MonotonicSeconds();
     if (options.timeout > 0 && now - start >= options.timeout) {
+      monitor.Tick(on_line, /*detail=*/true);
       end.stall = monitor.DiagnoseStall();
       return finish(Outcome::kTimeout, fmt::format("not ready after {}", HumanSeconds(now - start)));
     }
@@ -111,6 +112,7 @@ JobEnd Watch(const WatchOptions& options, const StallRules& rules, probe::ProcFs
       if (next_sample < now) next_sample = now + options.sample_interval;
       if (!ready_line.empty()) return finish(Outcome::kReady, fmt::format("log line matched: {}", ready_line));
       if (monitor.Stalled() && options.stop_on_stall) {
+        monitor.Tick(on_line, /*detail=*/true);  // fresh thread states and sockets for the classifier
         end.stall = monitor.DiagnoseStall();
         return finish(Outcome::kStalled, fmt::format("no progress for {}", HumanSeconds(end.stall->stalled_for_seconds)));
       }
