@@ -153,8 +153,11 @@ void CheckDivisibility(const CheckContext& ctx, PreflightReport* report) {
                              ? fmt::format(" / {}+{} linear-attention heads", m.linear_num_key_heads,
                                            m.linear_num_value_heads)
                              : "";
-    std::string experts =
-        m.IsMoe() ? fmt::format(" / {} experts (EP {})", m.num_experts, std::max(1, ctx.layout.ep)) : "";
+    std::string experts;
+    if (m.IsMoe()) {
+      experts = ctx.layout.expert_parallel ? fmt::format(" / {} experts over EP {}", m.num_experts, ctx.layout.ep)
+                                           : fmt::format(" / {} experts", m.num_experts);
+    }
     f.message = fmt::format("{} heads / {} KV heads{}{} split evenly over TP {}", m.num_heads,
                             m.mla ? 1 : m.num_kv_heads, linear, experts, tp);
     report->Add(std::move(f));
