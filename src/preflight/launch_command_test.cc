@@ -1,5 +1,7 @@
 #include "preflight/launch_command.h"
 
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 namespace faultline::preflight {
@@ -81,6 +83,28 @@ TEST(LaunchCommandTest, BadInputIsAnError) {
   EXPECT_FALSE(ParseLaunchCommand({"vllm", "serve", "m", "--tensor-parallel-size", "two"}).ok());
   EXPECT_FALSE(ParseLaunchCommand({"vllm", "serve", "m", "--port"}).ok());
   EXPECT_FALSE(ParseLaunchCommand({}).ok());
+}
+
+}  // namespace
+}  // namespace faultline::preflight
+
+namespace faultline::preflight {
+namespace {
+
+TEST(LaunchCommandTest, VllmConfigFileFillsWhatTheCommandLineLeavesOut) {
+  std::string path = ::testing::TempDir() + "/vllm-config.yaml";
+  {
+    std::ofstream out(path);
+    out << "tensor-parallel-size: 4\nmax_model_len: 32768\nenforce-eager: true\ngpu-memory-utilization: 0.8\n";
+  }
+  Result<LaunchCommand> c =
+      ParseLaunchCommand({"vllm", "serve", "m", "--config", path, "--gpu-memory-utilization", "0.95"});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->Int("tensor_parallel_size", 1), 4);
+  EXPECT_EQ(c->Int("max_model_len", 0), 32768);
+  EXPECT_TRUE(c->Bool("enforce_eager"));
+  EXPECT_DOUBLE_EQ(c->Float("gpu_memory_utilization", 0), 0.95);  // the command line wins
+  ASSERT_FALSE(c->notes.empty());
 }
 
 }  // namespace

@@ -220,6 +220,10 @@ TEST_F(PreflightE2eTest, NoGpuAndNoPlanIsAnInputError) {
   RunResult r = Run({}, {"--", "vllm", "serve", "m"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--gpus N"), std::string::npos) << r.err;
+  RunResult list = Run({}, {"--list-gpus"});
+  EXPECT_EQ(list.exit_code, 2);
+  EXPECT_TRUE(list.out.empty());
+  EXPECT_NE(list.err.find("libnvidia-ml.so.1"), std::string::npos) << list.err;
 }
 
 }  // namespace
