@@ -298,6 +298,20 @@ TEST(PreflightLayoutTest, MultiNodeWithoutAddressesWarns) {
   EXPECT_EQ(Needed({"vllm", "serve", "m", "-tp", "2", "-dp", "4", "-dpl", "2", "-dpa", "10.0.0.1"}, 8), 4);
 }
 
+TEST(PreflightLayoutTest, SecretsOfUnknownFlagsAreRedacted) {
+  PreflightRequest req;
+  req.command = {"vllm", "serve", "m", "--my-auth-token", "hf_abcdefSECRET", "--frobnicate=3"};
+  req.plan_gpus = 1;
+  req.plan_gpu_memory = 80ULL << 30;
+  Result<PreflightReport> r = RunPreflight(req);
+  ASSERT_TRUE(r.ok());
+  const Finding* f = FindCheck(*r, "command-line");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->message.find("SECRET"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("--my-auth-token ***"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("--frobnicate=3"), std::string::npos) << f->message;
+}
+
 TEST(PreflightLayoutTest, RayPlacesWorkersElsewhere) {
   PreflightRequest req;
   req.command = {"vllm", "serve", "m", "-tp", "4", "--distributed-executor-backend", "ray"};

@@ -1,5 +1,6 @@
 // GPU count vs the parallel layout, and CUDA_VISIBLE_DEVICES problems.
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include <fmt/format.h>
@@ -26,10 +27,24 @@ std::string SuggestDevices(const CheckContext& ctx, int needed) {
 
 }  // namespace
 
+// "--hf-auth-token abc" -> "--hf-auth-token ***": values of flags whose name
+// says they carry a secret never reach the report.
+std::string RedactFlag(const std::string& flag) {
+  size_t cut = flag.find_first_of(" =");
+  if (cut == std::string::npos) return flag;
+  std::string name = flag.substr(0, cut);
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* word : {"token", "key", "secret", "passw", "auth", "credential"}) {
+    if (lower.find(word) != std::string::npos) return flag.substr(0, cut + 1) + "***";
+  }
+  return flag;
+}
+
 void CheckCommandLine(const CheckContext& ctx, PreflightReport* report) {
   if (ctx.cmd.unknown_flags.empty()) return;
   std::string list;
-  for (const std::string& f : ctx.cmd.unknown_flags) list += (list.empty() ? "" : ", ") + f;
+  for (const std::string& f : ctx.cmd.unknown_flags) list += (list.empty() ? "" : ", ") + RedactFlag(f);
   Finding f;
   f.check = "command-line";
   f.severity = Severity::kWarning;
