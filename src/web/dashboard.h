@@ -1,0 +1,62 @@
+// The dashboard server: a local web page and JSON API for one run directory,
+// served by the faultline binary itself (cpp-httplib; the page's HTML, CSS
+// and JS are embedded at build time). A watcher thread re-reads the run
+// directory once a second (a few stat calls when nothing changed) and pushes
+// a Server-Sent Event to open pages when something did.
+//
+// Safety: binds 127.0.0.1 by default. Any other address needs a token (one is
+// generated when none is given); with a token every request must carry it
+// (`Authorization: Bearer T`, `?token=T`, or the cookie the page gets). No
+// endpoint starts or stops anything unless allow_control is set AND the
+// embedding command (run --dashboard) supplied a stop hook.
+//
+// Endpoints: docs/dashboard-api.md.
+#ifndef FAULTLINE_WEB_DASHBOARD_H_
+#define FAULTLINE_WEB_DASHBOARD_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "util/status.h"
+
+namespace faultline::web {
+
+struct DashboardOptions {
+  // A run directory, or a runs/ directory: then the newest run inside it is
+  // served, switching when a newer one appears (what `run --dashboard` needs,
+  // since the run directory is made after the server starts).
+  std::string run_dir;
+  std::string host = "127.0.0.1";
+  int port = 8765;  // 0: any free port
+  std::string token;  // required on every request when non-empty
+  bool allow_control = false;
+  // Stops one service (SIGTERM to its tree); only reachable with allow_control.
+  std::function<Status(const std::string& service)> stop_service;
+  double refresh_seconds = 1.0;
+};
+
+// Whether `host` is a loopback address (127.0.0.0/8, ::1, localhost).
+bool IsLoopbackHost(const std::string& host);
+// 32 hex digits from /dev/urandom.
+std::string GenerateToken();
+
+class Dashboard {
+ public:
+  // Checks the options (a non-loopback host without a token is refused:
+  // callers generate one first), binds, and starts serving on background
+  // threads. Errors: kInvalidArgument (options), kIoError (bind).
+  static Result<std::unique_ptr<Dashboard>> Start(DashboardOptions options);
+  virtual ~Dashboard() = default;
+
+  virtual int port() const = 0;
+  // http://HOST:PORT/ (with ?token=... when there is one).
+  virtual std::string url() const = 0;
+  // Blocks until Stop() (from another thread or a signal handler's thread).
+  virtual void Wait() = 0;
+  virtual void Stop() = 0;
+};
+
+}  // namespace faultline::web
+
+#endif  // FAULTLINE_WEB_DASHBOARD_H_
