@@ -3,14 +3,13 @@
 // Checks a vLLM / SGLang / torchrun launch before it starts. Exit 0: no
 // blocking problem; 1: a blocking problem; 2: usage or input error.
 // `--list-gpus` prints the GPU inventory instead (NVML or nvidia-smi).
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <iostream>
 #include <memory>
-#include <optional>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/commands.h"
 #include "preflight/preflight.h"
@@ -134,12 +133,15 @@ void AddPreflightCommand(CLI::App& app, int* exit_code) {
   CLI::App* sub = app.add_subcommand(
       "preflight", "check a vLLM / SGLang / torchrun launch against the GPUs and the model before it starts");
   sub->add_flag("--json", opt->json, "print one faultline.preflight/1 JSON object");
-  sub->add_option("--gpus", opt->gpus, "plan: the node has N GPUs (as if NVML reported them; CUDA_VISIBLE_DEVICES still filters)")
+  sub->add_option("--gpus", opt->gpus,
+                  "plan: the node has N GPUs (as if NVML reported them; CUDA_VISIBLE_DEVICES still filters)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--gpu-memory", opt->gpu_memory, "plan: memory of each GPU, e.g. 48GiB or 80GB");
   sub->add_option("--gpu-type", opt->gpu_type, "plan: GPU model from the catalog (rules/gpus.yaml), e.g. H100, L40S");
-  sub->add_option("--model-config", opt->model_config, "the model's config.json (a model.safetensors.index.json beside it gives the weight bytes)");
-  sub->add_option("--gpu-source", opt->gpu_source, "where to read real GPUs: auto (NVML, then nvidia-smi), nvml, nvidia-smi")
+  sub->add_option("--model-config", opt->model_config,
+                  "the model's config.json (a model.safetensors.index.json beside it gives the weight bytes)");
+  sub->add_option("--gpu-source", opt->gpu_source,
+                  "where to read real GPUs: auto (NVML, then nvidia-smi), nvml, nvidia-smi")
       ->check(CLI::IsMember({"auto", "nvml", "nvidia-smi"}));
   sub->add_flag("--no-port-check", opt->no_port_check, "do not test whether the server port is free");
   sub->add_flag("--list-gpus", opt->list_gpus, "print the GPU inventory and exit");

@@ -2,14 +2,14 @@
 // (tests/fixtures/calibration/vllm_startup.yaml): weights per GPU within 3%,
 // KV-cache tokens within 15%. Prints the comparison table that
 // docs/memory-model.md shows.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <gtest/gtest.h>
-#include <yaml-cpp/yaml.h>
 
 #include "preflight/memory_estimate.h"
 #include "preflight/model_facts.h"

@@ -23,13 +23,13 @@ namespace faultline::preflight {
 struct ParallelLayout {
   int tp = 1, pp = 1, dp = 1, dp_local = 1, pcp = 1;
   int nnodes = 1, node_rank = 0;
-  int ep = 1;                 // expert-parallel size (1: experts split by TP only)
+  int ep = 1;  // expert-parallel size (1: experts split by TP only)
   bool expert_parallel = false;
-  bool ray = false;           // ray places workers itself: GPUs may be on other nodes
+  bool ray = false;                      // ray places workers itself: GPUs may be on other nodes
   int base_gpu_id = 0, gpu_id_step = 1;  // sglang
-  int needed_local = 1;       // GPUs this node's processes open
-  bool gpu_free = false;      // torchrun --nproc-per-node cpu
-  std::string formula;        // "TP 2 x PP 1 x DP 2"
+  int needed_local = 1;                  // GPUs this node's processes open
+  bool gpu_free = false;                 // torchrun --nproc-per-node cpu
+  std::string formula;                   // "TP 2 x PP 1 x DP 2"
 };
 
 struct CheckContext {
@@ -40,9 +40,9 @@ struct CheckContext {
   bool planned = false;                    // --gpus / --gpu-type: not this machine
   VisibleDevices visible;
   std::vector<const probe::GpuInfo*> visible_gpus;  // in CUDA order
-  ModelLocation model;                     // facts when found
+  ModelLocation model;                              // facts when found
   std::optional<MemoryEstimate> memory;
-  int64_t max_model_len = 0;               // effective: flag or model default
+  int64_t max_model_len = 0;  // effective: flag or model default
   bool max_model_len_given = false;
   bool check_port = true;
   const CheckTexts* texts = &CheckTexts::Builtin();

@@ -65,8 +65,7 @@ CheckText CheckTexts::Get(const std::string& check, const std::string& variant) 
   return v == c->second.end() ? CheckText{} : v->second;
 }
 
-CheckText CheckTexts::Render(const std::string& check, const std::string& variant,
-                             const TemplateValues& values) const {
+CheckText CheckTexts::Render(const std::string& check, const std::string& variant, const TemplateValues& values) const {
   CheckText t = Get(check, variant);
   t.tool_error = FillTemplate(t.tool_error, values);
   t.fix = FillTemplate(t.fix, values);

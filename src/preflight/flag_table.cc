@@ -1,9 +1,9 @@
 #include "preflight/flag_table.h"
 
-#include <mutex>
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include <mutex>
 
 #include "preflight/embedded_rules.h"
 
@@ -43,13 +43,20 @@ Result<FlagTable> LoadFlagTable(std::string_view yaml_text, const std::string& l
       for (const YAML::Node& n : f["names"]) spec.names.push_back(n.as<std::string>());
       spec.key = f["key"].as<std::string>("");
       std::string type = f["type"].as<std::string>("string");
-      if (type == "int") spec.type = FlagType::kInt;
-      else if (type == "float") spec.type = FlagType::kFloat;
-      else if (type == "size") spec.type = FlagType::kSize;
-      else if (type == "bool") spec.type = FlagType::kBool;
-      else if (type == "list") spec.type = FlagType::kList;
-      else if (type == "string") spec.type = FlagType::kString;
-      else return Status::InvalidArgument(fmt::format("flag {}: unknown type '{}'", spec.names.front(), type));
+      if (type == "int")
+        spec.type = FlagType::kInt;
+      else if (type == "float")
+        spec.type = FlagType::kFloat;
+      else if (type == "size")
+        spec.type = FlagType::kSize;
+      else if (type == "bool")
+        spec.type = FlagType::kBool;
+      else if (type == "list")
+        spec.type = FlagType::kList;
+      else if (type == "string")
+        spec.type = FlagType::kString;
+      else
+        return Status::InvalidArgument(fmt::format("flag {}: unknown type '{}'", spec.names.front(), type));
       if (spec.names.empty()) return Status::InvalidArgument("flag entry without names");
       table.flags.push_back(std::move(spec));
     }

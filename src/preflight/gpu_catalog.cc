@@ -1,9 +1,9 @@
 #include "preflight/gpu_catalog.h"
 
-#include <cctype>
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include <cctype>
 
 #include "preflight/embedded_rules.h"
 
@@ -38,7 +38,8 @@ Result<GpuCatalog> GpuCatalog::Load(std::string_view yaml_text) {
       gpu.memory_mib = g["memory_mib"].as<uint64_t>();
       gpu.compute = g["compute"].as<std::string>("");
       gpu.interconnect = g["interconnect"].as<std::string>("");
-      if (gpu.memory_mib == 0) return Status::InvalidArgument(fmt::format("rules/gpus.yaml: {} has no memory", gpu.name));
+      if (gpu.memory_mib == 0)
+        return Status::InvalidArgument(fmt::format("rules/gpus.yaml: {} has no memory", gpu.name));
       cat.gpus_.push_back(std::move(gpu));
     }
   } catch (const YAML::Exception& e) {

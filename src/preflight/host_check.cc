@@ -1,14 +1,13 @@
 // Things of the host rather than the GPUs: the port the server binds, and
 // environment variables that change how NCCL / vLLM behave.
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "preflight/check_context.h"
 
@@ -92,8 +91,8 @@ void CheckEnvironment(const CheckContext& ctx, PreflightReport* report) {
     f.fix = fmt::format("unset {} unless it works around a known problem", k.name);
     report->Add(std::move(f));
   }
-  for (const char* name : {"NCCL_SOCKET_IFNAME", "NCCL_DEBUG", "VLLM_HOST_IP", "VLLM_PORT", "MASTER_ADDR", "MASTER_PORT",
-                           "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES", "HF_HUB_OFFLINE"}) {
+  for (const char* name : {"NCCL_SOCKET_IFNAME", "NCCL_DEBUG", "VLLM_HOST_IP", "VLLM_PORT", "MASTER_ADDR",
+                           "MASTER_PORT", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES", "HF_HUB_OFFLINE"}) {
     auto it = ctx.env.find(name);
     if (it != ctx.env.end()) report->notes.push_back(fmt::format("{}={}", name, it->second));
   }

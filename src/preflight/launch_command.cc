@@ -1,10 +1,10 @@
 #include "preflight/launch_command.h"
 
-#include <cstdlib>
-#include <fstream>
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <fstream>
 
 #include "preflight/flag_table.h"
 #include "preflight/units.h"
@@ -27,9 +27,7 @@ bool IsEnvAssignment(const std::string& word) {
   return !std::isdigit(static_cast<unsigned char>(word[0]));
 }
 
-bool StartsWith(const std::string& s, std::string_view prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
+bool StartsWith(const std::string& s, std::string_view prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
 Status CheckValue(const FlagSpec& spec, const std::string& flag, const std::string& value) {
   switch (spec.type) {
@@ -189,9 +187,12 @@ Status MergeVllmConfigFile(LaunchCommand* cmd) {
 
 const char* LauncherName(Launcher l) {
   switch (l) {
-    case Launcher::kVllm: return "vllm";
-    case Launcher::kSglang: return "sglang";
-    case Launcher::kTorchrun: return "torchrun";
+    case Launcher::kVllm:
+      return "vllm";
+    case Launcher::kSglang:
+      return "sglang";
+    case Launcher::kTorchrun:
+      return "torchrun";
   }
   return "?";
 }
@@ -264,16 +265,16 @@ Result<LaunchCommand> ParseLaunchCommand(const std::vector<std::string>& argv) {
     } else if (module == "torch.distributed.run" || module == "torch.distributed.launch") {
       cmd.launcher = Launcher::kTorchrun;
     } else {
-      return Status::InvalidArgument(fmt::format(
-          "'python -m {}' is not a launcher preflight knows (vllm.entrypoints.openai.api_server, "
-          "sglang.launch_server, torch.distributed.run)",
-          module));
+      return Status::InvalidArgument(
+          fmt::format("'python -m {}' is not a launcher preflight knows (vllm.entrypoints.openai.api_server, "
+                      "sglang.launch_server, torch.distributed.run)",
+                      module));
     }
   } else {
-    return Status::InvalidArgument(fmt::format(
-        "'{}' is not a launcher preflight knows: expected vllm serve, python -m "
-        "vllm.entrypoints.openai.api_server, python -m sglang.launch_server or torchrun",
-        argv[i]));
+    return Status::InvalidArgument(
+        fmt::format("'{}' is not a launcher preflight knows: expected vllm serve, python -m "
+                    "vllm.entrypoints.openai.api_server, python -m sglang.launch_server or torchrun",
+                    argv[i]));
   }
 
   std::vector<std::string> args(argv.begin(), argv.end());

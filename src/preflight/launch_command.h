@@ -20,8 +20,8 @@ const char* LauncherName(Launcher l);  // "vllm", "sglang", "torchrun"
 
 struct LaunchCommand {
   Launcher launcher = Launcher::kVllm;
-  std::string entry;                 // "vllm serve", "python -m sglang.launch_server", ...
-  std::string model;                 // as written; empty when none
+  std::string entry;                          // "vllm serve", "python -m sglang.launch_server", ...
+  std::string model;                          // as written; empty when none
   std::map<std::string, std::string> values;  // key -> value as written (bools: "true"/"false")
   std::map<std::string, std::string> env;     // VAR=VALUE words before the program
   std::vector<std::string> unknown_flags;     // flags not in the table, as written

@@ -1,8 +1,8 @@
 #include "preflight/launch_command.h"
 
-#include <fstream>
-
 #include <gtest/gtest.h>
+
+#include <fstream>
 
 namespace faultline::preflight {
 namespace {
@@ -30,8 +30,8 @@ TEST(LaunchCommandTest, VllmServeWithLongShortAndEqualsForms) {
 }
 
 TEST(LaunchCommandTest, VllmShortFormsForDataParallelAndExpertParallel) {
-  LaunchCommand c = MustParse({"vllm", "serve", "deepseek-ai/DeepSeek-R1", "-tp", "8", "-dp", "2", "-dpl", "1",
-                               "-dpa", "10.0.0.1", "-dpp", "13345", "--enable-expert-parallel"});
+  LaunchCommand c = MustParse({"vllm", "serve", "deepseek-ai/DeepSeek-R1", "-tp", "8", "-dp", "2", "-dpl", "1", "-dpa",
+                               "10.0.0.1", "-dpp", "13345", "--enable-expert-parallel"});
   EXPECT_EQ(c.Int("data_parallel_size_local", 0), 1);
   EXPECT_EQ(c.Str("data_parallel_address"), "10.0.0.1");
   EXPECT_TRUE(c.Bool("enable_expert_parallel"));
@@ -47,9 +47,9 @@ TEST(LaunchCommandTest, ApiServerModuleTakesModelFlagAndPrefixes) {
 }
 
 TEST(LaunchCommandTest, SglangNamesAndEnvPrefix) {
-  LaunchCommand c = MustParse({"CUDA_VISIBLE_DEVICES=2,3", "python", "-m", "sglang.launch_server", "--model-path",
-                               "Qwen/Qwen3-8B", "--tp", "2", "--mem-fraction-static", "0.8", "--context-length",
-                               "32768", "--port", "30001"});
+  LaunchCommand c =
+      MustParse({"CUDA_VISIBLE_DEVICES=2,3", "python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B",
+                 "--tp", "2", "--mem-fraction-static", "0.8", "--context-length", "32768", "--port", "30001"});
   EXPECT_EQ(c.launcher, Launcher::kSglang);
   EXPECT_EQ(c.env.at("CUDA_VISIBLE_DEVICES"), "2,3");
   EXPECT_EQ(c.model, "Qwen/Qwen3-8B");
@@ -59,8 +59,8 @@ TEST(LaunchCommandTest, SglangNamesAndEnvPrefix) {
 }
 
 TEST(LaunchCommandTest, TorchrunStopsAtTheScript) {
-  LaunchCommand c = MustParse({"torchrun", "--nproc_per_node=8", "--nnodes", "2", "--node-rank", "1",
-                               "--master-addr", "10.1.1.1", "train.py", "--lr", "1e-4", "--nproc-per-node", "3"});
+  LaunchCommand c = MustParse({"torchrun", "--nproc_per_node=8", "--nnodes", "2", "--node-rank", "1", "--master-addr",
+                               "10.1.1.1", "train.py", "--lr", "1e-4", "--nproc-per-node", "3"});
   EXPECT_EQ(c.launcher, Launcher::kTorchrun);
   EXPECT_EQ(c.Str("nproc_per_node"), "8");
   EXPECT_EQ(c.Str("nnodes_range"), "2");

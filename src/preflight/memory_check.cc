@@ -1,8 +1,8 @@
 // Weights per GPU against the memory budget, the context length against the
 // model's, and the KV cache against --max-model-len.
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "preflight/check_context.h"
 #include "preflight/units.h"
@@ -44,7 +44,8 @@ void CheckMemory(const CheckContext& ctx, PreflightReport* report) {
   const probe::GpuInfo& gpu = *ctx.visible_gpus.front();
   const double total_gib = ToGiB(gpu.memory_total_bytes);
   const std::string fw = ctx.Framework();
-  const std::string util_flag = ctx.cmd.launcher == Launcher::kSglang ? "--mem-fraction-static" : "--gpu-memory-utilization";
+  const std::string util_flag =
+      ctx.cmd.launcher == Launcher::kSglang ? "--mem-fraction-static" : "--gpu-memory-utilization";
 
   // --- weights ---------------------------------------------------------------
   Finding w;
@@ -59,8 +60,9 @@ void CheckMemory(const CheckContext& ctx, PreflightReport* report) {
   if (ctx.layout.pp > 1) split += fmt::format(" x PP {}", ctx.layout.pp);
   if (ctx.layout.expert_parallel) split += fmt::format(", experts over EP {}", ctx.layout.ep);
   std::string what = m.quant_method.empty() ? e.runtime_dtype : m.quant_method;
-  w.message = fmt::format("weights {:.1f} GiB per GPU ({:.1f} GB {} / {}) on {:.1f} GiB GPUs; budget {:.1f} GiB at {} {}",
-                          wg, e.weight_bytes_total / 1e9, what, split, total_gib, budget, util_flag, e.utilization);
+  w.message =
+      fmt::format("weights {:.1f} GiB per GPU ({:.1f} GB {} / {}) on {:.1f} GiB GPUs; budget {:.1f} GiB at {} {}", wg,
+                  e.weight_bytes_total / 1e9, what, split, total_gib, budget, util_flag, e.utilization);
   if (e.weights_per_gpu > e.requested_bytes) {
     w.severity = Severity::kBlocking;
     CheckText t = ctx.texts->Render("weights-fit", fw, {{"tp_fit", std::to_string(TpThatFits(e, ctx.layout.tp))}});
@@ -103,27 +105,29 @@ void CheckMemory(const CheckContext& ctx, PreflightReport* report) {
   double avail_gib = e.kv_available_bytes / kGiB;
   int64_t len = ctx.max_model_len;
   std::string len_desc = ctx.max_model_len_given ? fmt::format("--max-model-len {}", len)
-                                                  : fmt::format("--max-model-len {} (model default)", len);
+                                                 : fmt::format("--max-model-len {} (model default)", len);
   if (ctx.cmd.launcher == Launcher::kSglang) {
     len_desc = ctx.max_model_len_given ? fmt::format("--context-length {}", len)
-                                        : fmt::format("context length {} (model default)", len);
+                                       : fmt::format("context length {} (model default)", len);
   }
   k.numbers["kv_cache_gib_per_gpu"] = avail_gib;
   k.numbers["activation_gib"] = e.activation_bytes / kGiB;
   k.numbers["non_torch_gib"] = e.non_torch_bytes / kGiB;
   k.numbers["kv_bytes_per_token"] = e.kv_bytes_per_token + e.sliding_bytes_per_token;
   k.numbers["max_model_len"] = static_cast<double>(len);
-  std::string layers = m.IsHybrid() ? fmt::format(" ({} of {} layers keep a KV cache, {} keep a {:.0f} MiB state per sequence)",
-                                                  m.full_attention_layers + m.sliding_layers, m.num_layers,
-                                                  m.linear_layers, e.state_bytes_per_seq / (1024.0 * 1024.0))
-                                    : "";
+  std::string layers = m.IsHybrid()
+                           ? fmt::format(" ({} of {} layers keep a KV cache, {} keep a {:.0f} MiB state per sequence)",
+                                         m.full_attention_layers + m.sliding_layers, m.num_layers, m.linear_layers,
+                                         e.state_bytes_per_seq / (1024.0 * 1024.0))
+                           : "";
   if (e.kv_available_bytes <= 0) {
     k.severity = Severity::kBlocking;
-    CheckText t = ctx.texts->Render(
-        "kv-cache", fw == "vllm" ? "vllm-none" : fw, {{"tp_fit", std::to_string(TpThatFits(e, ctx.layout.tp))}});
-    k.message = fmt::format("no memory left for the KV cache: {:.1f} GiB budget - {:.1f} weights - {:.1f} activations - "
-                            "{:.1f} other = {:.1f} GiB",
-                            budget, wg, e.activation_bytes / kGiB, e.non_torch_bytes / kGiB, avail_gib);
+    CheckText t = ctx.texts->Render("kv-cache", fw == "vllm" ? "vllm-none" : fw,
+                                    {{"tp_fit", std::to_string(TpThatFits(e, ctx.layout.tp))}});
+    k.message = fmt::format(
+        "no memory left for the KV cache: {:.1f} GiB budget - {:.1f} weights - {:.1f} activations - "
+        "{:.1f} other = {:.1f} GiB",
+        budget, wg, e.activation_bytes / kGiB, e.non_torch_bytes / kGiB, avail_gib);
     k.tool_error = t.tool_error;
     k.source = t.source;
     k.fix = t.fix;
@@ -144,9 +148,10 @@ void CheckMemory(const CheckContext& ctx, PreflightReport* report) {
                                      {"available_gib", fmt::format("{:.2f}", avail_gib)},
                                      {"estimated_max_len", std::to_string(fit)},
                                      {"suggested_len", std::to_string(suggest)}});
-    k.message = fmt::format("KV cache ~{:.1f} GiB per GPU -> ~{} tokens{}; {} needs {:.1f} GiB for one request: "
-                            "does not fit, {} will refuse to start",
-                            avail_gib, Kilo(tokens), layers, len_desc, need / kGiB, ctx.DisplayName());
+    k.message = fmt::format(
+        "KV cache ~{:.1f} GiB per GPU -> ~{} tokens{}; {} needs {:.1f} GiB for one request: "
+        "does not fit, {} will refuse to start",
+        avail_gib, Kilo(tokens), layers, len_desc, need / kGiB, ctx.DisplayName());
     k.tool_error = t.tool_error;
     k.source = t.source;
     k.fix = t.fix;
@@ -156,8 +161,9 @@ void CheckMemory(const CheckContext& ctx, PreflightReport* report) {
   }
   double concurrency = need > 0 ? e.kv_available_bytes / need : 0;
   k.severity = Severity::kOk;
-  k.message = fmt::format("KV cache ~{:.1f} GiB per GPU -> ~{} tokens{}; {} fits ({:.1f} requests of full length at once)",
-                          avail_gib, Kilo(tokens), layers, len_desc, concurrency);
+  k.message =
+      fmt::format("KV cache ~{:.1f} GiB per GPU -> ~{} tokens{}; {} fits ({:.1f} requests of full length at once)",
+                  avail_gib, Kilo(tokens), layers, len_desc, concurrency);
   if (concurrency < 1.2) {
     k.severity = Severity::kWarning;
     k.message += "; tight: a little more memory use elsewhere and it will not start";

@@ -1,10 +1,10 @@
 #include "preflight/memory_estimate.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "preflight/embedded_rules.h"
 #include "preflight/units.h"
@@ -91,8 +91,10 @@ int64_t MemoryEstimate::MaxFittingLen(int64_t upper) const {
   int64_t lo = 1, hi = upper;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo + 1) / 2;
-    if (BytesForRequest(mid) <= kv_available_bytes) lo = mid;
-    else hi = mid - 1;
+    if (BytesForRequest(mid) <= kv_available_bytes)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   return lo;
 }
@@ -157,14 +159,13 @@ MemoryEstimate EstimateMemory(const ModelFacts& m, const MemoryInputs& in, const
   if (in.launcher == Launcher::kVllm) {
     double inter_gpu = static_cast<double>(m.intermediate_size) / tp;
     if (m.IsMoe()) {
-      inter_gpu = static_cast<double>(m.experts_per_token * m.moe_intermediate_size +
-                                      m.shared_expert_intermediate_size) / tp;
+      inter_gpu =
+          static_cast<double>(m.experts_per_token * m.moe_intermediate_size + m.shared_expert_intermediate_size) / tp;
     }
     double tokens = static_cast<double>(e.batched_tokens);
-    e.activation_bytes = tokens * (p.mlp_coef * inter_gpu + p.hidden_coef * static_cast<double>(m.hidden_size)) *
-                             act_bytes +
-                         static_cast<double>(seqs) * static_cast<double>(m.vocab_size) * 4 * p.sampler_coef +
-                         p.base_gib * kGiB;
+    e.activation_bytes =
+        tokens * (p.mlp_coef * inter_gpu + p.hidden_coef * static_cast<double>(m.hidden_size)) * act_bytes +
+        static_cast<double>(seqs) * static_cast<double>(m.vocab_size) * 4 * p.sampler_coef + p.base_gib * kGiB;
     e.non_torch_bytes = (tp == 1 ? p.non_torch_tp1_gib : p.non_torch_tp_many_gib) * kGiB;
   }
   e.kv_available_bytes = e.requested_bytes - e.weights_per_gpu - e.activation_bytes - e.non_torch_bytes;

@@ -36,15 +36,15 @@ struct MemoryModelParams {
 struct MemoryInputs {
   Launcher launcher = Launcher::kVllm;
   int tp = 1, pp = 1, dp = 1;
-  bool expert_parallel = false;       // experts split over TP x DP
+  bool expert_parallel = false;  // experts split over TP x DP
   uint64_t gpu_total_bytes = 0;
   std::string gpu_name;               // for the "large GPU" defaults (A100 excluded)
   std::optional<double> utilization;  // --gpu-memory-utilization / --mem-fraction-static
   std::optional<int64_t> max_num_batched_tokens;
   std::optional<int64_t> max_num_seqs;
-  std::string dtype = "auto";         // --dtype
+  std::string dtype = "auto";  // --dtype
   std::string kv_cache_dtype = "auto";
-  std::string quantization;           // --quantization
+  std::string quantization;  // --quantization
   double cpu_offload_gb = 0;
   std::optional<int64_t> kv_cache_memory_bytes;
   int block_size = 0;
@@ -52,20 +52,20 @@ struct MemoryInputs {
 
 struct MemoryEstimate {
   double utilization = 0;
-  double requested_bytes = 0;        // total x utilization
-  double weight_bytes_total = 0;     // whole model in GPU memory (all ranks)
+  double requested_bytes = 0;     // total x utilization
+  double weight_bytes_total = 0;  // whole model in GPU memory (all ranks)
   double weights_per_gpu = 0;
-  std::string weights_source;        // "model.safetensors.index.json" / "parameter count"
+  std::string weights_source;  // "model.safetensors.index.json" / "parameter count"
   double activation_bytes = 0;
   double non_torch_bytes = 0;
-  double kv_available_bytes = 0;     // may be negative: nothing left
-  double kv_bytes_per_token = 0;     // per GPU, layers whose cache grows with the context
+  double kv_available_bytes = 0;  // may be negative: nothing left
+  double kv_bytes_per_token = 0;  // per GPU, layers whose cache grows with the context
   double sliding_bytes_per_token = 0;
-  int64_t sliding_cap_tokens = 0;    // tokens a sliding layer keeps per request
-  double state_bytes_per_seq = 0;    // per GPU, linear-attention / Mamba state of one sequence
+  int64_t sliding_cap_tokens = 0;  // tokens a sliding layer keeps per request
+  double state_bytes_per_seq = 0;  // per GPU, linear-attention / Mamba state of one sequence
   int64_t batched_tokens = 0;
   int64_t max_num_seqs = 0;
-  std::string runtime_dtype;         // "bfloat16"
+  std::string runtime_dtype;  // "bfloat16"
   double kv_dtype_bytes = 2;
   std::vector<std::string> assumptions;
 

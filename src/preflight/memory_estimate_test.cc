@@ -1,11 +1,11 @@
 #include "preflight/memory_estimate.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <fstream>
-#include <sstream>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "preflight/units.h"
 
@@ -110,8 +110,8 @@ TEST(MemoryEstimateTest, Awq4BitWeights) {
   std::ostringstream ss;
   ss << in.rdbuf();
   nlohmann::json j = nlohmann::json::parse(ss.str());
-  j["quantization_config"] = {{"quant_method", "awq"}, {"zero_point", true}, {"group_size", 128},
-                              {"bits", 4}, {"version", "gemm"}};
+  j["quantization_config"] = {
+      {"quant_method", "awq"}, {"zero_point", true}, {"group_size", 128}, {"bits", 4}, {"version", "gemm"}};
   Result<ModelFacts> m = ParseModelConfig(j.dump(), "awq");
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->quant_method, "awq");

@@ -1,8 +1,8 @@
 // Model files present, head/expert counts divisible by the parallel sizes,
 // dtype supported by the GPU.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "preflight/check_context.h"
 
@@ -45,8 +45,9 @@ void CheckModelFiles(const CheckContext& ctx, PreflightReport* report) {
         f.severity = Severity::kBlocking;
         v["missing"] = std::to_string(loc.missing_shards.size());
         CheckText t = ctx.texts->Render("model-files", "shards", v);
-        f.message = fmt::format("{} of the weight shards listed in model.safetensors.index.json are missing (first: {})",
-                                loc.missing_shards.size(), loc.missing_shards.front());
+        f.message =
+            fmt::format("{} of the weight shards listed in model.safetensors.index.json are missing (first: {})",
+                        loc.missing_shards.size(), loc.missing_shards.front());
         f.tool_error = t.tool_error;
         f.source = t.source;
         f.fix = t.fix;
@@ -93,7 +94,8 @@ void CheckDivisibility(const CheckContext& ctx, PreflightReport* report) {
     f.check = "divisibility";
     f.severity = Severity::kBlocking;
     CheckText t = ctx.texts->Render("divisibility", "heads",
-                                    {{"heads", std::to_string(m.num_heads)}, {"tp", std::to_string(tp)},
+                                    {{"heads", std::to_string(m.num_heads)},
+                                     {"tp", std::to_string(tp)},
                                      {"tp_choices", Divisors(m.num_heads, 16)}});
     f.message = fmt::format("{} attention heads do not split over TP {}", m.num_heads, tp);
     f.tool_error = t.tool_error;
@@ -108,7 +110,8 @@ void CheckDivisibility(const CheckContext& ctx, PreflightReport* report) {
     f.check = "divisibility";
     f.severity = Severity::kBlocking;
     CheckText t = ctx.texts->Render("divisibility", "kv-heads",
-                                    {{"kv_heads", std::to_string(m.num_kv_heads)}, {"tp", std::to_string(tp)},
+                                    {{"kv_heads", std::to_string(m.num_kv_heads)},
+                                     {"tp", std::to_string(tp)},
                                      {"tp_choices", KvChoices(m.num_kv_heads, 16)}});
     f.message = fmt::format("{} KV heads neither split nor replicate evenly over TP {}", m.num_kv_heads, tp);
     f.tool_error = t.tool_error;
@@ -122,9 +125,9 @@ void CheckDivisibility(const CheckContext& ctx, PreflightReport* report) {
       Finding f;
       f.check = "divisibility";
       f.severity = Severity::kBlocking;
-      CheckText t = ctx.texts->Render("divisibility", "linear-heads",
-                                      {{"heads", std::to_string(heads)}, {"tp", std::to_string(tp)},
-                                       {"tp_choices", Divisors(heads, 16)}});
+      CheckText t = ctx.texts->Render(
+          "divisibility", "linear-heads",
+          {{"heads", std::to_string(heads)}, {"tp", std::to_string(tp)}, {"tp_choices", Divisors(heads, 16)}});
       f.message = fmt::format("{} linear-attention heads do not split over TP {}", heads, tp);
       f.tool_error = t.tool_error;
       f.source = t.source;
@@ -137,8 +140,8 @@ void CheckDivisibility(const CheckContext& ctx, PreflightReport* report) {
     Finding f;
     f.check = "divisibility";
     f.severity = Severity::kWarning;
-    CheckText t = ctx.texts->Render("divisibility", "experts",
-                                    {{"experts", std::to_string(m.num_experts)}, {"ep", std::to_string(ctx.layout.ep)}});
+    CheckText t = ctx.texts->Render(
+        "divisibility", "experts", {{"experts", std::to_string(m.num_experts)}, {"ep", std::to_string(ctx.layout.ep)}});
     f.message = fmt::format("{} experts over EP {}: uneven split", m.num_experts, ctx.layout.ep);
     f.tool_error = t.tool_error;
     f.source = t.source;
@@ -149,10 +152,9 @@ void CheckDivisibility(const CheckContext& ctx, PreflightReport* report) {
     Finding f;
     f.check = "divisibility";
     f.severity = Severity::kOk;
-    std::string linear = m.linear_num_value_heads > 0
-                             ? fmt::format(" / {}+{} linear-attention heads", m.linear_num_key_heads,
-                                           m.linear_num_value_heads)
-                             : "";
+    std::string linear = m.linear_num_value_heads > 0 ? fmt::format(" / {}+{} linear-attention heads",
+                                                                    m.linear_num_key_heads, m.linear_num_value_heads)
+                                                      : "";
     std::string experts;
     if (m.IsMoe()) {
       experts = ctx.layout.expert_parallel ? fmt::format(" / {} experts over EP {}", m.num_experts, ctx.layout.ep)

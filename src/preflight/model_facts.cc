@@ -1,9 +1,9 @@
 #include "preflight/model_facts.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace faultline::preflight {
@@ -39,8 +39,8 @@ bool GetBool(const json& o, const char* key, bool fallback = false) {
 
 // Lengths vLLM looks at (vllm/config/model.py, _get_and_verify_max_len).
 constexpr const char* kLengthKeys[] = {
-    "max_position_embeddings", "n_positions",      "max_seq_len",    "seq_length",
-    "max_sequence_length",     "max_seq_length",   "seq_len",
+    "max_position_embeddings", "n_positions",    "max_seq_len", "seq_length",
+    "max_sequence_length",     "max_seq_length", "seq_len",
 };
 
 void DeriveMaxLen(const json& c, ModelFacts* m) {
@@ -62,8 +62,7 @@ void DeriveMaxLen(const json& c, ModelFacts* m) {
     std::string type = GetStr(*rope, "rope_type");
     if (type.empty()) type = GetStr(*rope, "type");
     double factor = GetFloat(*rope, "factor", 0);
-    if (type != "su" && type != "longrope" && type != "llama3" && type != "mrope" && type != "default" &&
-        factor > 0) {
+    if (type != "su" && type != "longrope" && type != "llama3" && type != "mrope" && type != "default" && factor > 0) {
       if (type == "yarn") best = GetInt(*rope, "original_max_position_embeddings", best);
       best = static_cast<int64_t>(static_cast<double>(best) * factor);
     }
@@ -78,9 +77,12 @@ void ClassifyLayers(const json& c, ModelFacts* m) {
     int full = 0, sliding = 0, linear = 0;
     for (const json& t : c["layer_types"]) {
       std::string s = t.is_string() ? t.get<std::string>() : "";
-      if (s == "full_attention" || s == "attention") ++full;
-      else if (s == "sliding_attention" || s == "chunked_attention") ++sliding;
-      else ++linear;  // linear_attention, mamba, ...
+      if (s == "full_attention" || s == "attention")
+        ++full;
+      else if (s == "sliding_attention" || s == "chunked_attention")
+        ++sliding;
+      else
+        ++linear;  // linear_attention, mamba, ...
     }
     if (full + sliding + linear == n) {
       m->full_attention_layers = full;
@@ -172,8 +174,10 @@ void ReadMoe(const json& c, ModelFacts* m) {
 
 void ReadQuantization(const json& top, const json& c, ModelFacts* m) {
   const json* q = nullptr;
-  if (top.contains("quantization_config") && top["quantization_config"].is_object()) q = &top["quantization_config"];
-  else if (c.contains("quantization_config") && c["quantization_config"].is_object()) q = &c["quantization_config"];
+  if (top.contains("quantization_config") && top["quantization_config"].is_object())
+    q = &top["quantization_config"];
+  else if (c.contains("quantization_config") && c["quantization_config"].is_object())
+    q = &c["quantization_config"];
   if (!q) return;
   m->quant_method = GetStr(*q, "quant_method");
   m->quant_bits = static_cast<int>(GetInt(*q, "bits", GetInt(*q, "w_bit", 0)));
@@ -273,7 +277,8 @@ Result<ModelFacts> ParseModelConfig(std::string_view json_text, const std::strin
         "{}: no num_hidden_layers / hidden_size / num_attention_heads: not a transformer config preflight can read",
         origin));
   }
-  m.num_kv_heads = static_cast<int>(GetInt(*c, "num_key_value_heads", GetInt(*c, "multi_query_group_num", m.num_heads)));
+  m.num_kv_heads =
+      static_cast<int>(GetInt(*c, "num_key_value_heads", GetInt(*c, "multi_query_group_num", m.num_heads)));
   if (GetBool(*c, "multi_query", false)) m.num_kv_heads = 1;
   m.head_dim = static_cast<int>(GetInt(*c, "head_dim", m.hidden_size / m.num_heads));
   m.vocab_size = GetInt(*c, "vocab_size", GetInt(top, "vocab_size", 0));
@@ -308,7 +313,10 @@ Result<ModelFacts> ParseModelConfig(std::string_view json_text, const std::strin
   ReadMoe(*c, &m);
   ReadQuantization(top, *c, &m);
   EstimateParams(&m);
-  if (m.has_vision) m.notes.push_back("the checkpoint includes a vision encoder: its weights count only when model.safetensors.index.json gives the checkpoint size");
+  if (m.has_vision)
+    m.notes.push_back(
+        "the checkpoint includes a vision encoder: its weights count only when model.safetensors.index.json gives the "
+        "checkpoint size");
   return m;
 }
 
@@ -319,8 +327,10 @@ Result<SafetensorsIndex> ParseSafetensorsIndex(std::string_view json_text, const
   if (j.contains("metadata") && j["metadata"].is_object()) {
     const json& md = j["metadata"];
     if (md.contains("total_size")) {
-      if (md["total_size"].is_number()) idx.total_size = md["total_size"].get<uint64_t>();
-      else if (md["total_size"].is_string()) idx.total_size = std::stoull(md["total_size"].get<std::string>());
+      if (md["total_size"].is_number())
+        idx.total_size = md["total_size"].get<uint64_t>();
+      else if (md["total_size"].is_string())
+        idx.total_size = std::stoull(md["total_size"].get<std::string>());
     }
   }
   if (j.contains("weight_map") && j["weight_map"].is_object()) {

@@ -39,8 +39,8 @@ struct ModelFacts {
   int full_attention_layers = 0;  // per-token KV cache, whole context
   int sliding_layers = 0;         // per-token KV cache, capped at the window
   int64_t sliding_window = 0;
-  int linear_layers = 0;          // constant state per sequence (GDN / Mamba / linear attention)
-  std::string hybrid_layout;      // "layer_types", "full_attention_interval=4", ... ; empty when not hybrid
+  int linear_layers = 0;      // constant state per sequence (GDN / Mamba / linear attention)
+  std::string hybrid_layout;  // "layer_types", "full_attention_interval=4", ... ; empty when not hybrid
 
   // MLA (DeepSeek-V2/V3, Kimi K2): one compressed latent per token and layer.
   bool mla = false;
@@ -64,7 +64,7 @@ struct ModelFacts {
   int mamba_conv_kernel = 0;
 
   // MoE.
-  int num_experts = 0;        // routed experts
+  int num_experts = 0;  // routed experts
   int experts_per_token = 0;
   int shared_experts = 0;
   int64_t moe_intermediate_size = 0;
@@ -76,12 +76,12 @@ struct ModelFacts {
   std::string quant_method;      // "fp8", "awq", "gptq", "compressed-tensors", "mxfp4", ...
   int quant_bits = 0;            // 4 / 8 when known
   bool has_vision = false;
-  int mtp_layers = 0;            // extra next-token-prediction layers in the checkpoint
+  int mtp_layers = 0;  // extra next-token-prediction layers in the checkpoint
 
   // Parameter counts estimated from the shapes above.
   uint64_t params_total = 0;
-  uint64_t params_experts = 0;   // routed-expert part of params_total
-  uint64_t params_embedding = 0; // input embedding (+ untied lm_head)
+  uint64_t params_experts = 0;    // routed-expert part of params_total
+  uint64_t params_embedding = 0;  // input embedding (+ untied lm_head)
 
   // model.safetensors.index.json metadata.total_size, when found.
   std::optional<uint64_t> checkpoint_bytes;

@@ -1,9 +1,9 @@
 #include "preflight/model_facts.h"
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 namespace faultline::preflight {
 namespace {

@@ -1,11 +1,11 @@
 #include "preflight/model_locator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace faultline::preflight {
 namespace {

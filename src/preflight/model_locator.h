@@ -17,26 +17,26 @@ namespace faultline::preflight {
 
 struct ModelLocation {
   enum class Kind {
-    kExplicit,      // --model-config FILE
-    kLocalDir,      // the model argument is a directory
-    kHubCache,      // found in the Hugging Face cache
-    kMissingPath,   // the model argument is a path that does not exist / has no config.json
-    kNotCached,     // a hub id that is not in any local cache
+    kExplicit,     // --model-config FILE
+    kLocalDir,     // the model argument is a directory
+    kHubCache,     // found in the Hugging Face cache
+    kMissingPath,  // the model argument is a path that does not exist / has no config.json
+    kNotCached,    // a hub id that is not in any local cache
   };
   Kind kind = Kind::kNotCached;
-  std::string config_path;           // empty unless found
-  std::string description;           // where it was found / looked
-  std::vector<std::string> searched;  // cache directories looked in
+  std::string config_path;                  // empty unless found
+  std::string description;                  // where it was found / looked
+  std::vector<std::string> searched;        // cache directories looked in
   std::vector<std::string> missing_shards;  // shards listed in the index but absent
   std::optional<ModelFacts> facts;
 };
 
 struct LocateRequest {
-  std::string model;          // as on the command line
-  std::string model_config;   // --model-config FILE (preflight flag), may be empty
-  std::string hf_config_path; // vLLM --hf-config-path
-  std::string download_dir;   // vLLM --download-dir
-  std::string revision;       // --revision
+  std::string model;           // as on the command line
+  std::string model_config;    // --model-config FILE (preflight flag), may be empty
+  std::string hf_config_path;  // vLLM --hf-config-path
+  std::string download_dir;    // vLLM --download-dir
+  std::string revision;        // --revision
   std::map<std::string, std::string> env;
 };
 

@@ -1,9 +1,9 @@
 #include "preflight/preflight.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "preflight/check_context.h"
 #include "preflight/gpu_catalog.h"
@@ -154,8 +154,9 @@ Result<PreflightReport> RunPreflight(const PreflightRequest& req) {
   } else {
     Result<probe::GpuInventory> inv = req.gpu_source ? req.gpu_source->Read() : probe::ReadLocalGpus();
     if (!inv.ok()) {
-      return Status::NotFound(fmt::format("{}; to plan for another machine give --gpus N --gpu-memory SIZE (or --gpu-type NAME)",
-                                          inv.status().message()));
+      return Status::NotFound(
+          fmt::format("{}; to plan for another machine give --gpus N --gpu-memory SIZE (or --gpu-type NAME)",
+                      inv.status().message()));
     }
     ctx.node = *inv;
     report.gpu_source = fmt::format("{}: {} GPU(s){}", inv->source, inv->gpus.size(),
@@ -187,9 +188,9 @@ Result<PreflightReport> RunPreflight(const PreflightRequest& req) {
       std::optional<int64_t> given = ctx.cmd.OptInt("max_model_len");
       ctx.max_model_len_given = given.has_value();
       ctx.max_model_len = given.value_or(ctx.model.facts->derived_max_len);
-      const probe::GpuInfo* gpu = !ctx.visible_gpus.empty()  ? ctx.visible_gpus.front()
-                                  : !ctx.node.gpus.empty() ? &ctx.node.gpus.front()
-                                                           : nullptr;
+      const probe::GpuInfo* gpu = !ctx.visible_gpus.empty() ? ctx.visible_gpus.front()
+                                  : !ctx.node.gpus.empty()  ? &ctx.node.gpus.front()
+                                                            : nullptr;
       if (gpu) {
         MemoryInputs in;
         in.launcher = ctx.cmd.launcher;

@@ -18,12 +18,12 @@
 namespace faultline::preflight {
 
 struct PreflightRequest {
-  std::vector<std::string> command;          // the launch command line
-  std::map<std::string, std::string> env;    // the environment it would run in
-  std::optional<int> plan_gpus;              // --gpus N: the node's GPUs as if NVML reported them
-  std::optional<uint64_t> plan_gpu_memory;   // --gpu-memory SIZE
-  std::string plan_gpu_type;                 // --gpu-type NAME
-  std::string model_config;                  // --model-config FILE
+  std::vector<std::string> command;         // the launch command line
+  std::map<std::string, std::string> env;   // the environment it would run in
+  std::optional<int> plan_gpus;             // --gpus N: the node's GPUs as if NVML reported them
+  std::optional<uint64_t> plan_gpu_memory;  // --gpu-memory SIZE
+  std::string plan_gpu_type;                // --gpu-type NAME
+  std::string model_config;                 // --model-config FILE
   // Real inventory when no plan is given; nullptr = NVML, then nvidia-smi.
   probe::GpuInventorySource* gpu_source = nullptr;
   bool check_port = true;

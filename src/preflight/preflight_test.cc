@@ -2,11 +2,10 @@
 #include "preflight/preflight.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "preflight/units.h"
 #include "probe/gpu_fake.h"
@@ -35,9 +34,9 @@ PreflightRequest Plan(std::vector<std::string> cmd, int gpus, const std::string&
 }
 
 TEST(PreflightTest, SeedCaseIsBlockingWithTheNumbersAndTheFix) {
-  PreflightRequest req = Plan({"vllm", "serve", "Qwen/Qwen3.6-27B", "--tensor-parallel-size", "2",
-                               "--data-parallel-size", "2"},
-                              8, "48GiB", "qwen3.5-35b-a3b");
+  PreflightRequest req =
+      Plan({"vllm", "serve", "Qwen/Qwen3.6-27B", "--tensor-parallel-size", "2", "--data-parallel-size", "2"}, 8,
+           "48GiB", "qwen3.5-35b-a3b");
   req.env = {{"CUDA_VISIBLE_DEVICES", "0,1"}};
   Result<PreflightReport> r = RunPreflight(req);
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -59,9 +58,9 @@ TEST(PreflightTest, SeedCaseIsBlockingWithTheNumbersAndTheFix) {
 }
 
 TEST(PreflightTest, SeedCaseWithFourVisibleGpusPassesTheTopologyCheck) {
-  PreflightRequest req = Plan({"vllm", "serve", "Qwen/Qwen3.6-27B", "--tensor-parallel-size", "2",
-                               "--data-parallel-size", "2"},
-                              8, "48GiB", "qwen3.5-35b-a3b");
+  PreflightRequest req =
+      Plan({"vllm", "serve", "Qwen/Qwen3.6-27B", "--tensor-parallel-size", "2", "--data-parallel-size", "2"}, 8,
+           "48GiB", "qwen3.5-35b-a3b");
   req.env = {{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}};
   Result<PreflightReport> r = RunPreflight(req);
   ASSERT_TRUE(r.ok());
@@ -119,7 +118,8 @@ TEST(PreflightTest, HeadsNotDivisibleByTp) {
   const Finding* f = FindCheck(*r, "divisibility");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kBlocking);
-  EXPECT_EQ(f->tool_error, "ValueError: Total number of attention heads (64) must be divisible by tensor parallel size (3).");
+  EXPECT_EQ(f->tool_error,
+            "ValueError: Total number of attention heads (64) must be divisible by tensor parallel size (3).");
 }
 
 TEST(PreflightTest, KvCacheTooSmallForTheDefaultLength) {
@@ -134,8 +134,8 @@ TEST(PreflightTest, KvCacheTooSmallForTheDefaultLength) {
   EXPECT_NE(f->message.find("(model default)"), std::string::npos);
   EXPECT_LT(f->numbers.at("estimated_max_len"), 131072);
   // The suggested length does fit.
-  Result<PreflightReport> fixed = RunPreflight(Plan({"vllm", "serve", "m", "-tp", "4", "--max-model-len", "32768"}, 4,
-                                                    "48GiB", "llama-3.1-70b-instruct"));
+  Result<PreflightReport> fixed = RunPreflight(
+      Plan({"vllm", "serve", "m", "-tp", "4", "--max-model-len", "32768"}, 4, "48GiB", "llama-3.1-70b-instruct"));
   ASSERT_TRUE(fixed.ok());
   EXPECT_EQ(FindCheck(*fixed, "kv-cache")->severity, Severity::kOk);
 }
@@ -222,9 +222,9 @@ TEST(PreflightTest, TorchrunMoreProcessesThanGpus) {
 }
 
 TEST(PreflightTest, SglangGpuIdsBeyondTheVisibleOnes) {
-  Result<PreflightReport> r = RunPreflight(Plan(
-      {"python", "-m", "sglang.launch_server", "--model-path", "m", "--tp-size", "2", "--base-gpu-id", "3"}, 4,
-      "80GiB", "qwen3-8b"));
+  Result<PreflightReport> r = RunPreflight(
+      Plan({"python", "-m", "sglang.launch_server", "--model-path", "m", "--tp-size", "2", "--base-gpu-id", "3"}, 4,
+           "80GiB", "qwen3-8b"));
   ASSERT_TRUE(r.ok());
   const Finding* f = FindCheck(*r, "gpu-count");
   EXPECT_EQ(f->severity, Severity::kBlocking);

@@ -4,9 +4,12 @@ namespace faultline::preflight {
 
 const char* SeverityName(Severity s) {
   switch (s) {
-    case Severity::kOk: return "ok";
-    case Severity::kWarning: return "warning";
-    case Severity::kBlocking: return "blocking";
+    case Severity::kOk:
+      return "ok";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kBlocking:
+      return "blocking";
   }
   return "?";
 }

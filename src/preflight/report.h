@@ -17,12 +17,12 @@ enum class Severity { kOk, kWarning, kBlocking };
 const char* SeverityName(Severity s);  // "ok", "warning", "blocking"
 
 struct Finding {
-  std::string check;       // "gpu-count", "kv-cache", ...
+  std::string check;  // "gpu-count", "kv-cache", ...
   Severity severity = Severity::kOk;
-  std::string message;     // one line with the numbers
-  std::string tool_error;  // what the launcher would print; empty when nothing
-  std::string source;      // where that text is in the launcher's source
-  std::string fix;         // empty for ok findings
+  std::string message;                    // one line with the numbers
+  std::string tool_error;                 // what the launcher would print; empty when nothing
+  std::string source;                     // where that text is in the launcher's source
+  std::string fix;                        // empty for ok findings
   std::map<std::string, double> numbers;  // the numbers behind the message
 };
 
@@ -49,11 +49,11 @@ struct GpuLine {
 };
 
 struct PreflightReport {
-  std::string launcher;     // "vllm"
-  std::string entry;        // "vllm serve"
+  std::string launcher;  // "vllm"
+  std::string entry;     // "vllm serve"
   std::string model;
-  std::string model_config; // where config.json came from; empty when not found
-  std::string gpu_source;   // "nvml", "nvidia-smi", "plan (--gpus 8 --gpu-memory 48GiB)"
+  std::string model_config;     // where config.json came from; empty when not found
+  std::string gpu_source;       // "nvml", "nvidia-smi", "plan (--gpus 8 --gpu-memory 48GiB)"
   std::string visible_setting;  // "CUDA_VISIBLE_DEVICES=0,1"
   std::vector<GpuLine> gpus;    // visible GPUs
   std::vector<Finding> findings;

@@ -1,8 +1,8 @@
 #include "preflight/report_writer.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 namespace faultline::preflight {
@@ -94,9 +94,15 @@ std::string WriteText(const PreflightReport& r) {
   for (const Finding& f : r.findings) {
     std::string label;
     switch (f.severity) {
-      case Severity::kBlocking: label = "BLOCKING"; break;
-      case Severity::kWarning: label = "WARNING"; break;
-      case Severity::kOk: label = "ok"; break;
+      case Severity::kBlocking:
+        label = "BLOCKING";
+        break;
+      case Severity::kWarning:
+        label = "WARNING";
+        break;
+      case Severity::kOk:
+        label = "ok";
+        break;
     }
     out += fmt::format("{:<9} {}\n", label, f.message);
     if (!f.tool_error.empty()) {

@@ -1,9 +1,9 @@
 // The built-in rule files load, and their templates only use placeholders
 // the checks fill.
+#include <gtest/gtest.h>
+
 #include <regex>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "preflight/check_text.h"
 #include "preflight/embedded_rules.h"
@@ -50,12 +50,41 @@ TEST(RulesTest, MemoryModelLoads) {
 TEST(RulesTest, CheckTemplatesUseKnownPlaceholders) {
   Result<CheckTexts> texts = CheckTexts::Load(EmbeddedCheckTexts());
   ASSERT_TRUE(texts.ok()) << texts.status().message();
-  const std::set<std::string> filled = {
-      "needed", "visible", "world_size", "max_local_rank", "first_bad_rank", "dp_fit", "suggested_devices",
-      "cuda_index", "free_gib", "total_gib", "utilization", "requested_gib", "holders", "utilization_fit",
-      "tp_fit", "max_model_len", "needed_gib", "available_gib", "estimated_max_len", "suggested_len", "derived",
-      "derived_key", "heads", "tp", "tp_choices", "kv_heads", "experts", "ep", "gpu_name", "compute", "host",
-      "port", "free_port", "model", "missing"};
+  const std::set<std::string> filled = {"needed",
+                                        "visible",
+                                        "world_size",
+                                        "max_local_rank",
+                                        "first_bad_rank",
+                                        "dp_fit",
+                                        "suggested_devices",
+                                        "cuda_index",
+                                        "free_gib",
+                                        "total_gib",
+                                        "utilization",
+                                        "requested_gib",
+                                        "holders",
+                                        "utilization_fit",
+                                        "tp_fit",
+                                        "max_model_len",
+                                        "needed_gib",
+                                        "available_gib",
+                                        "estimated_max_len",
+                                        "suggested_len",
+                                        "derived",
+                                        "derived_key",
+                                        "heads",
+                                        "tp",
+                                        "tp_choices",
+                                        "kv_heads",
+                                        "experts",
+                                        "ep",
+                                        "gpu_name",
+                                        "compute",
+                                        "host",
+                                        "port",
+                                        "free_port",
+                                        "model",
+                                        "missing"};
   std::regex placeholder(R"(\{([a-z_]+)\})");
   int count = 0;
   for (const auto& [check, variants] : texts->all()) {

@@ -1,9 +1,9 @@
 // GPU count vs the parallel layout, and CUDA_VISIBLE_DEVICES problems.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "preflight/check_context.h"
 #include "preflight/units.h"
@@ -48,7 +48,8 @@ void CheckCommandLine(const CheckContext& ctx, PreflightReport* report) {
   Finding f;
   f.check = "command-line";
   f.severity = Severity::kWarning;
-  f.message = fmt::format("{} argument(s) preflight does not know, not checked: {}", ctx.cmd.unknown_flags.size(), list);
+  f.message =
+      fmt::format("{} argument(s) preflight does not know, not checked: {}", ctx.cmd.unknown_flags.size(), list);
   f.fix = fmt::format("compare with `{} --help` of the installed version", ctx.cmd.entry);
   f.numbers["unknown_flags"] = static_cast<double>(ctx.cmd.unknown_flags.size());
   report->Add(std::move(f));
@@ -67,8 +68,8 @@ void CheckTopology(const CheckContext& ctx, PreflightReport* report) {
     TemplateValues v{{"visible", std::to_string(visible)},
                      {"suggested_devices", SuggestDevices(ctx, std::max(l.needed_local, visible))}};
     CheckText t = ctx.texts->Render("visible-devices", "default", v);
-    f.message = fmt::format("CUDA_VISIBLE_DEVICES={}: {}; {} GPU(s) visible", ctx.visible.setting.value_or(""),
-                            problem, visible);
+    f.message = fmt::format("CUDA_VISIBLE_DEVICES={}: {}; {} GPU(s) visible", ctx.visible.setting.value_or(""), problem,
+                            visible);
     f.tool_error = t.tool_error;
     f.source = t.source;
     f.fix = t.fix;
@@ -90,13 +91,14 @@ void CheckTopology(const CheckContext& ctx, PreflightReport* report) {
     report->Add(std::move(f));
     return;
   }
-  std::string where = l.nnodes > 1 ? fmt::format("on this node (node {} of {})", l.node_rank, l.nnodes) : "on this node";
+  std::string where =
+      l.nnodes > 1 ? fmt::format("on this node (node {} of {})", l.node_rank, l.nnodes) : "on this node";
   int max_gpu = l.base_gpu_id + (l.needed_local - 1) * l.gpu_id_step;  // sglang's highest device id
   bool too_few = l.needed_local > visible || (ctx.cmd.launcher == Launcher::kSglang && max_gpu >= visible);
   if (!too_few) {
     f.severity = Severity::kOk;
-    f.message = fmt::format("{} GPU(s) needed {} ({}), {} visible ({})", l.needed_local, where, l.formula, visible,
-                            vis_desc);
+    f.message =
+        fmt::format("{} GPU(s) needed {} ({}), {} visible ({})", l.needed_local, where, l.formula, visible, vis_desc);
     if (visible > l.needed_local && !l.ray) {
       f.message += fmt::format("; {} stay unused", visible - l.needed_local);
     }
@@ -128,7 +130,8 @@ void CheckTopology(const CheckContext& ctx, PreflightReport* report) {
   std::string variant = ctx.Framework();
   if (ctx.cmd.launcher == Launcher::kVllm && world <= visible && l.dp_local > 1) variant = "vllm-dp";
   CheckText t = ctx.texts->Render("gpu-count", variant, v);
-  f.message = fmt::format("needs {} GPUs {} ({}), {} visible ({})", l.needed_local, where, l.formula, visible, vis_desc);
+  f.message =
+      fmt::format("needs {} GPUs {} ({}), {} visible ({})", l.needed_local, where, l.formula, visible, vis_desc);
   if (ctx.cmd.launcher == Launcher::kSglang && l.needed_local <= visible) {
     f.message = fmt::format("GPU ids run up to {} (--base-gpu-id {} + {} x --gpu-id-step {}), {} visible ({})", max_gpu,
                             l.base_gpu_id, l.needed_local - 1, l.gpu_id_step, visible, vis_desc);
@@ -147,8 +150,8 @@ void CheckTopology(const CheckContext& ctx, PreflightReport* report) {
     }
     f.fix = fmt::format("this node has only {} GPU(s): {}", node_count, change);
   } else if (variant == "vllm-dp" && dp_fit >= 1) {
-    f.fix = fmt::format("CUDA_VISIBLE_DEVICES={}, or --data-parallel-size {}", SuggestDevices(ctx, l.needed_local),
-                        dp_fit);
+    f.fix =
+        fmt::format("CUDA_VISIBLE_DEVICES={}, or --data-parallel-size {}", SuggestDevices(ctx, l.needed_local), dp_fit);
   }
   report->Add(std::move(f));
 }
@@ -163,11 +166,13 @@ void CheckMultiNode(const CheckContext& ctx, PreflightReport* report) {
       !c.Has("data_parallel_address")) {
     // vllm/engine/arg_utils.py: the DP coordinator listens on
     // --data-parallel-address, 127.0.0.1 unless given.
-    f.message = fmt::format("{} of the {} data-parallel ranks run on other nodes, but --data-parallel-address is not "
-                            "set: they would look for the head at 127.0.0.1 and wait forever",
-                            l.dp - l.dp_local, l.dp);
-    f.fix = "--data-parallel-address HEAD_IP --data-parallel-rpc-port PORT on every node (and --headless "
-            "--data-parallel-start-rank N on the others)";
+    f.message = fmt::format(
+        "{} of the {} data-parallel ranks run on other nodes, but --data-parallel-address is not "
+        "set: they would look for the head at 127.0.0.1 and wait forever",
+        l.dp - l.dp_local, l.dp);
+    f.fix =
+        "--data-parallel-address HEAD_IP --data-parallel-rpc-port PORT on every node (and --headless "
+        "--data-parallel-start-rank N on the others)";
   } else if (c.launcher == Launcher::kVllm && c.Bool("headless") && !c.Has("data_parallel_start_rank") &&
              !c.Has("node_rank")) {
     f.message = "--headless without --data-parallel-start-rank: this node would claim the head's DP ranks";
@@ -177,9 +182,10 @@ void CheckMultiNode(const CheckContext& ctx, PreflightReport* report) {
     f.fix = "--dist-init-addr HEAD_IP:PORT and --node-rank on every node";
   } else if (c.launcher == Launcher::kTorchrun && l.nnodes > 1 && !c.Has("rdzv_endpoint") && !c.Has("master_addr") &&
              ctx.env.count("MASTER_ADDR") == 0) {
-    f.message = fmt::format("--nnodes {} without --rdzv-endpoint or --master-addr: every node rendezvouses with "
-                            "itself at 127.0.0.1",
-                            l.nnodes);
+    f.message = fmt::format(
+        "--nnodes {} without --rdzv-endpoint or --master-addr: every node rendezvouses with "
+        "itself at 127.0.0.1",
+        l.nnodes);
     f.fix = "--rdzv-backend c10d --rdzv-endpoint HEAD_IP:29500 (same on every node)";
   } else {
     return;

@@ -1,10 +1,10 @@
 #include "preflight/units.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 namespace faultline::preflight {
 namespace {
@@ -28,16 +28,26 @@ Result<uint64_t> ParseByteSize(std::string_view text) {
   std::string unit = Lower(std::string_view(end));
   while (!unit.empty() && unit.front() == ' ') unit.erase(unit.begin());
   double scale = 0;
-  if (unit.empty() || unit == "b") scale = 1;
-  else if (unit == "k" || unit == "kib" || unit == "ki") scale = 1024.0;
-  else if (unit == "m" || unit == "mib" || unit == "mi") scale = 1024.0 * 1024;
-  else if (unit == "g" || unit == "gib" || unit == "gi") scale = kGiB;
-  else if (unit == "t" || unit == "tib" || unit == "ti") scale = kGiB * 1024;
-  else if (unit == "kb") scale = 1e3;
-  else if (unit == "mb") scale = 1e6;
-  else if (unit == "gb") scale = 1e9;
-  else if (unit == "tb") scale = 1e12;
-  else return Status::InvalidArgument(fmt::format("'{}': unknown unit '{}' (use GiB, GB, MiB)", s, unit));
+  if (unit.empty() || unit == "b")
+    scale = 1;
+  else if (unit == "k" || unit == "kib" || unit == "ki")
+    scale = 1024.0;
+  else if (unit == "m" || unit == "mib" || unit == "mi")
+    scale = 1024.0 * 1024;
+  else if (unit == "g" || unit == "gib" || unit == "gi")
+    scale = kGiB;
+  else if (unit == "t" || unit == "tib" || unit == "ti")
+    scale = kGiB * 1024;
+  else if (unit == "kb")
+    scale = 1e3;
+  else if (unit == "mb")
+    scale = 1e6;
+  else if (unit == "gb")
+    scale = 1e9;
+  else if (unit == "tb")
+    scale = 1e12;
+  else
+    return Status::InvalidArgument(fmt::format("'{}': unknown unit '{}' (use GiB, GB, MiB)", s, unit));
   return static_cast<uint64_t>(std::llround(v * scale));
 }
 
@@ -47,13 +57,26 @@ Result<int64_t> ParseHumanInt(std::string_view text) {
   char suffix = s.back();
   int64_t scale = 1;
   switch (suffix) {
-    case 'k': scale = 1000; break;
-    case 'm': scale = 1000 * 1000; break;
-    case 'g': scale = 1000LL * 1000 * 1000; break;
-    case 'K': scale = 1024; break;
-    case 'M': scale = 1024 * 1024; break;
-    case 'G': scale = 1024LL * 1024 * 1024; break;
-    default: break;
+    case 'k':
+      scale = 1000;
+      break;
+    case 'm':
+      scale = 1000 * 1000;
+      break;
+    case 'g':
+      scale = 1000LL * 1000 * 1000;
+      break;
+    case 'K':
+      scale = 1024;
+      break;
+    case 'M':
+      scale = 1024 * 1024;
+      break;
+    case 'G':
+      scale = 1024LL * 1024 * 1024;
+      break;
+    default:
+      break;
   }
   if (scale != 1) s.pop_back();
   char* end = nullptr;

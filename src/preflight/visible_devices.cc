@@ -1,10 +1,10 @@
 #include "preflight/visible_devices.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace faultline::preflight {
 namespace {
@@ -58,10 +58,10 @@ VisibleDevices ResolveVisibleDevices(const std::vector<probe::GpuInfo>& node_gpu
   }
   auto nvd = env.find("NVIDIA_VISIBLE_DEVICES");
   if (nvd != env.end()) {
-    vis.notes.push_back(fmt::format(
-        "NVIDIA_VISIBLE_DEVICES={} is read by the NVIDIA container runtime when a container starts; "
-        "inside the container the GPUs listed here are already the filtered set",
-        nvd->second));
+    vis.notes.push_back(
+        fmt::format("NVIDIA_VISIBLE_DEVICES={} is read by the NVIDIA container runtime when a container starts; "
+                    "inside the container the GPUs listed here are already the filtered set",
+                    nvd->second));
   }
   if (cvd == env.end()) {
     for (const probe::GpuInfo& g : node_gpus) vis.node_indices.push_back(g.index);
@@ -80,8 +80,9 @@ VisibleDevices ResolveVisibleDevices(const std::vector<probe::GpuInfo>& node_gpu
       for (const probe::GpuInfo& g : node_gpus) {
         if (g.index == idx) found = g.index;
       }
-      if (found < 0) why = fmt::format("names no GPU (the node has {}, indices 0..{})", node_gpus.size(),
-                                       node_gpus.empty() ? 0 : node_gpus.size() - 1);
+      if (found < 0)
+        why = fmt::format("names no GPU (the node has {}, indices 0..{})", node_gpus.size(),
+                          node_gpus.empty() ? 0 : node_gpus.size() - 1);
     } else if (Lower(e).rfind("gpu-", 0) == 0) {
       std::string want = Lower(e);
       int matches = 0;
@@ -105,8 +106,8 @@ VisibleDevices ResolveVisibleDevices(const std::vector<probe::GpuInfo>& node_gpu
     if (found >= 0 && seen.count(found)) {
       // A repeated device makes CUDA refuse the whole list (measured on an
       // H200 with driver 580: CUDA_VISIBLE_DEVICES=0,0 gives device_count 0).
-      vis.problems.push_back(fmt::format("entry {} ('{}') repeats GPU {}: CUDA then sees no GPU at all", pos + 1, e,
-                                         found));
+      vis.problems.push_back(
+          fmt::format("entry {} ('{}') repeats GPU {}: CUDA then sees no GPU at all", pos + 1, e, found));
       vis.truncated = true;
       vis.node_indices.clear();
       break;

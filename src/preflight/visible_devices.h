@@ -18,7 +18,7 @@
 namespace faultline::preflight {
 
 struct VisibleDevices {
-  std::vector<int> node_indices;     // visible GPUs as NVML indices, in CUDA order
+  std::vector<int> node_indices;       // visible GPUs as NVML indices, in CUDA order
   std::optional<std::string> setting;  // CUDA_VISIBLE_DEVICES as set, nullopt when unset
   std::vector<std::string> problems;   // "entry 3 ('5') names no GPU (the node has 4): ..."
   std::vector<std::string> notes;      // CUDA_DEVICE_ORDER / NVIDIA_VISIBLE_DEVICES remarks

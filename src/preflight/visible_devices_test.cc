@@ -11,7 +11,8 @@ std::vector<probe::GpuInfo> Node(int n) {
     probe::GpuInfo g;
     g.index = i;
     g.name = "NVIDIA H200";
-    g.uuid = "GPU-" + std::string(1, static_cast<char>('a' + i)) + "1b2c3d4-0000-1111-2222-33334444555" + std::to_string(i);
+    g.uuid =
+        "GPU-" + std::string(1, static_cast<char>('a' + i)) + "1b2c3d4-0000-1111-2222-33334444555" + std::to_string(i);
     gpus.push_back(g);
   }
   return gpus;

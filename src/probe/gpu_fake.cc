@@ -1,9 +1,9 @@
 #include "probe/gpu_fake.h"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "probe/gpu_smi.h"
 

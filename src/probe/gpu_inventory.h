@@ -26,14 +26,14 @@ struct GpuProcess {
 };
 
 struct GpuInfo {
-  int index = 0;            // NVML index
-  std::string name;         // "NVIDIA H200"
-  std::string uuid;         // "GPU-6f3c..."
-  std::string pci_bus_id;   // "00000000:18:00.0"
+  int index = 0;           // NVML index
+  std::string name;        // "NVIDIA H200"
+  std::string uuid;        // "GPU-6f3c..."
+  std::string pci_bus_id;  // "00000000:18:00.0"
   uint64_t memory_total_bytes = 0;
   uint64_t memory_used_bytes = 0;      // as nvidia-smi shows it
   uint64_t memory_reserved_bytes = 0;  // driver-reserved (NVML v2); not free for CUDA either
-  int compute_major = 0;    // 0 when unknown
+  int compute_major = 0;               // 0 when unknown
   int compute_minor = 0;
   int nvlinks_active = -1;  // -1 when unknown / not supported
   std::vector<GpuProcess> processes;

@@ -3,12 +3,11 @@
 // the few entry points used are declared here (ABI from nvml.h, stable since
 // the _v2/_v3 names were introduced).
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <array>
 #include <cstring>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "probe/gpu_inventory.h"
 

@@ -1,14 +1,13 @@
 // nvidia-smi fallback: runs two CSV queries and parses them (gpu_smi.h).
 #include "probe/gpu_smi.h"
 
+#include <fmt/format.h>
 #include <sys/wait.h>
 
 #include <array>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 namespace faultline::probe {
 namespace {
@@ -44,9 +43,7 @@ std::string ColumnKey(std::string_view header) {
   return std::string(header);
 }
 
-bool IsUnavailable(std::string_view cell) {
-  return cell.empty() || cell.front() == '[' || cell == "N/A";
-}
+bool IsUnavailable(std::string_view cell) { return cell.empty() || cell.front() == '[' || cell == "N/A"; }
 
 }  // namespace
 
@@ -198,8 +195,7 @@ Result<GpuInventory> ReadLocalGpus() {
   if (nvml.ok()) return nvml;
   Result<GpuInventory> smi = NewNvidiaSmiSource()->Read();
   if (smi.ok()) return smi;
-  return Status::NotFound(
-      fmt::format("no GPU inventory: {}; {}", nvml.status().message(), smi.status().message()));
+  return Status::NotFound(fmt::format("no GPU inventory: {}; {}", nvml.status().message(), smi.status().message()));
 }
 
 }  // namespace faultline::probe

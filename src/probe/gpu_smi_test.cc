@@ -2,10 +2,10 @@
 // (tests/fixtures/nvidia-smi/, see its README).
 #include "probe/gpu_smi.h"
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "probe/gpu_fake.h"
 

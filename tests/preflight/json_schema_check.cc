@@ -43,7 +43,8 @@ void Check(const json& s, const json& v, const std::string& at, std::vector<std:
   if (v.is_object()) {
     if (s.contains("required")) {
       for (const json& r : s["required"]) {
-        if (!v.contains(r.get<std::string>())) errors->push_back(fmt::format("{}: missing '{}'", at, r.get<std::string>()));
+        if (!v.contains(r.get<std::string>()))
+          errors->push_back(fmt::format("{}: missing '{}'", at, r.get<std::string>()));
       }
     }
     for (const auto& [key, value] : v.items()) {

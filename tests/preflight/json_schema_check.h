@@ -5,10 +5,9 @@
 #ifndef FAULTLINE_TESTS_PREFLIGHT_JSON_SCHEMA_CHECK_H_
 #define FAULTLINE_TESTS_PREFLIGHT_JSON_SCHEMA_CHECK_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace faultline::testing {
 

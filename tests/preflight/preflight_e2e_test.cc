@@ -1,6 +1,8 @@
 // End-to-end: runs the built faultline binary (FAULTLINE_BINARY) the way a
 // user would, in a clean environment, and checks exit codes, the text
 // output, and that every --json output conforms to docs/preflight.schema.json.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,11 +10,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
-#include <fmt/format.h>
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "json_schema_check.h"
 
@@ -91,8 +90,8 @@ class PreflightE2eTest : public ::testing::Test {
   fs::path home_;
 };
 
-const std::vector<std::string> kSeedCommand = {"--",  "vllm", "serve", "Qwen/Qwen3.6-27B", "--tensor-parallel-size",
-                                               "2",   "--data-parallel-size", "2"};
+const std::vector<std::string> kSeedCommand = {
+    "--", "vllm", "serve", "Qwen/Qwen3.6-27B", "--tensor-parallel-size", "2", "--data-parallel-size", "2"};
 
 std::vector<std::string> SeedArgs(bool json) {
   std::vector<std::string> a = {"--gpus", "8", "--gpu-memory", "48GiB", "--model-config", "MODEL"};
@@ -121,8 +120,9 @@ TEST_F(PreflightE2eTest, SeedCaseIsBlocking) {
 TEST_F(PreflightE2eTest, SeedCaseText) {
   RunResult r = Run({"CUDA_VISIBLE_DEVICES=0,1"}, SeedArgs(false));
   ASSERT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("BLOCKING  needs 4 GPUs on this node (TP 2 x PP 1 x DP 2), 2 visible (CUDA_VISIBLE_DEVICES=0,1)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("BLOCKING  needs 4 GPUs on this node (TP 2 x PP 1 x DP 2), 2 visible (CUDA_VISIBLE_DEVICES=0,1)"),
+      std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("vLLM would fail with: AssertionError: DP adjusted local rank 3 is out of bounds."),
             std::string::npos);
@@ -138,8 +138,9 @@ TEST_F(PreflightE2eTest, SeedCaseWithFourGpusPasses) {
 }
 
 TEST_F(PreflightE2eTest, GpuTypeFromTheCatalog) {
-  RunResult r = Run({}, {"--json", "--gpus", "4", "--gpu-type", "L40S", "--model-config", Fixture("llama-3.1-70b-instruct"),
-                         "--", "vllm", "serve", "meta-llama/Llama-3.1-70B-Instruct", "-tp", "4", "--max-model-len", "8192"});
+  RunResult r =
+      Run({}, {"--json", "--gpus", "4", "--gpu-type", "L40S", "--model-config", Fixture("llama-3.1-70b-instruct"), "--",
+               "vllm", "serve", "meta-llama/Llama-3.1-70B-Instruct", "-tp", "4", "--max-model-len", "8192"});
   json doc = Validated(r);
   EXPECT_EQ(doc["gpus"][0]["name"], "NVIDIA L40S");
   EXPECT_NEAR(doc["estimates"]["gpu_memory_gib"].get<double>(), 44.99, 0.01);
@@ -148,7 +149,7 @@ TEST_F(PreflightE2eTest, GpuTypeFromTheCatalog) {
 
 TEST_F(PreflightE2eTest, HuggingFaceCacheLayoutIsSearched) {
   fs::path repo = home_ / "hf" / "hub" / "models--Qwen--Qwen3-8B";
-  fs::create_directories(repo / "snapshots" / "a1b2" );
+  fs::create_directories(repo / "snapshots" / "a1b2");
   fs::create_directories(repo / "refs");
   std::ofstream(repo / "refs" / "main") << "a1b2";
   fs::copy_file(Fixture("qwen3-8b"), repo / "snapshots" / "a1b2" / "config.json");
@@ -170,8 +171,8 @@ TEST_F(PreflightE2eTest, HuggingFaceCacheLayoutIsSearched) {
 }
 
 TEST_F(PreflightE2eTest, OfflineAndNotCachedBlocks) {
-  RunResult r = Run({"HF_HUB_OFFLINE=1"}, {"--json", "--gpus", "1", "--gpu-memory", "80GiB", "--", "vllm", "serve",
-                                            "org/not-downloaded"});
+  RunResult r = Run({"HF_HUB_OFFLINE=1"},
+                    {"--json", "--gpus", "1", "--gpu-memory", "80GiB", "--", "vllm", "serve", "org/not-downloaded"});
   json doc = Validated(r);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ((*Finding(doc, "model-files"))["severity"], "blocking");
@@ -180,9 +181,9 @@ TEST_F(PreflightE2eTest, OfflineAndNotCachedBlocks) {
 
 TEST_F(PreflightE2eTest, SglangAndTorchrunCommandLines) {
   RunResult s = Run({"CUDA_VISIBLE_DEVICES=0,1"},
-                    {"--json", "--gpus", "8", "--gpu-memory", "80GiB", "--model-config", Fixture("mixtral-8x7b-instruct-v0.1"),
-                     "--", "python3", "-m", "sglang.launch_server", "--model-path", "mistralai/Mixtral-8x7B-Instruct-v0.1",
-                     "--tp-size", "4"});
+                    {"--json", "--gpus", "8", "--gpu-memory", "80GiB", "--model-config",
+                     Fixture("mixtral-8x7b-instruct-v0.1"), "--", "python3", "-m", "sglang.launch_server",
+                     "--model-path", "mistralai/Mixtral-8x7B-Instruct-v0.1", "--tp-size", "4"});
   json sdoc = Validated(s);
   EXPECT_EQ(sdoc["launcher"], "sglang");
   EXPECT_EQ((*Finding(sdoc, "gpu-count"))["tool_error"], "RuntimeError: CUDA error: invalid device ordinal");
@@ -198,9 +199,12 @@ TEST_F(PreflightE2eTest, BadInputExitsTwoWithNothingOnStdout) {
   std::ofstream(home_ / "broken.json") << "{\"num_hidden_layers\": 32, ";
   std::ofstream(home_ / "foreign.json") << "{\"model_type\": \"resnet\", \"depths\": [3, 4, 6, 3]}";
   std::vector<std::vector<std::string>> cases = {
-      {"--gpus", "2", "--gpu-memory", "80GiB", "--model-config", (home_ / "broken.json").string(), "--", "vllm", "serve", "m"},
-      {"--gpus", "2", "--gpu-memory", "80GiB", "--model-config", (home_ / "foreign.json").string(), "--", "vllm", "serve", "m"},
-      {"--gpus", "2", "--gpu-memory", "80GiB", "--model-config", (home_ / "absent.json").string(), "--", "vllm", "serve", "m"},
+      {"--gpus", "2", "--gpu-memory", "80GiB", "--model-config", (home_ / "broken.json").string(), "--", "vllm",
+       "serve", "m"},
+      {"--gpus", "2", "--gpu-memory", "80GiB", "--model-config", (home_ / "foreign.json").string(), "--", "vllm",
+       "serve", "m"},
+      {"--gpus", "2", "--gpu-memory", "80GiB", "--model-config", (home_ / "absent.json").string(), "--", "vllm",
+       "serve", "m"},
       {"--gpus", "2", "--gpu-type", "potato-9000", "--", "vllm", "serve", "m"},
       {"--gpus", "2", "--gpu-memory", "lots", "--", "vllm", "serve", "m"},
       {"--gpus", "2", "--gpu-memory", "80GiB", "--", "bash", "start.sh"},
