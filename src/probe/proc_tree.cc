@@ -91,38 +91,60 @@ void ProcessTreeSampler::FullScan() {
   }
 }
 
+// Classifies one fd: 'w' weight file (added to m.weight_fds and out), 's'
+// socket (inode appended), 'o' anything else, 0 when it is gone.
+char ProcessTreeSampler::ReadFd(int64_t pid, const std::string& fd, Member& m, ProcessSample* out,
+                                std::vector<uint64_t>* inodes) {
+  auto target = fs_->ReadLink(PidDir(pid) + "/fd/" + fd);
+  if (!target) return 0;
+  if (auto inode = SocketInode(*target)) {
+    if (inodes) inodes->push_back(*inode);
+    return 's';
+  }
+  if (!IsWeightFile(*target)) return 'o';
+  WeightFile w;
+  w.path = *target;
+  w.size = CachedSize(*target);
+  auto info = fs_->ReadFile(PidDir(pid) + "/fdinfo/" + fd, 4096);
+  w.pos = info ? ParseFdInfoPos(*info).value_or(-1) : -1;
+  m.weight_fds.emplace_back(fd, w);
+  out->weight_files.push_back(std::move(w));
+  return 'w';
+}
+
 void ProcessTreeSampler::ReadFds(int64_t pid, Member& m, ProcessSample* out, std::vector<uint64_t>* inodes) {
-  std::string fd_dir = PidDir(pid) + "/fd";
-  std::vector<std::string> fds = fs_->ListDir(fd_dir);
+  std::vector<std::string> fds = fs_->ListDir(PidDir(pid) + "/fd");
   out->open_fds = static_cast<int>(fds.size());
   m.weight_fds.clear();
+  m.fd_kinds.clear();
   m.tcp_listening = m.tcp_connecting = m.tcp_established = 0;
   int seen = 0;
   for (const auto& fd : fds) {
     if (++seen > options_.max_fds) break;
-    auto target = fs_->ReadLink(fd_dir + "/" + fd);
-    if (!target) continue;
-    if (auto inode = SocketInode(*target)) {
-      ++out->sockets;
-      inodes->push_back(*inode);
-    } else if (IsWeightFile(*target)) {
-      WeightFile w;
-      w.path = *target;
-      w.size = CachedSize(*target);
-      auto info = fs_->ReadFile(PidDir(pid) + "/fdinfo/" + fd, 4096);
-      w.pos = info ? ParseFdInfoPos(*info).value_or(-1) : -1;
-      m.weight_fds.emplace_back(fd, w);
-      out->weight_files.push_back(std::move(w));
-    }
+    char kind = ReadFd(pid, fd, m, out, inodes);
+    if (kind == 0) continue;
+    m.fd_kinds[fd] = kind;
+    out->sockets += kind == 's';
   }
   m.sockets = out->sockets;
 }
 
-// Between detailed reads: only the offsets of the weight files seen last time.
+// Between detailed reads: the fd list, the targets of new fds only, and the
+// read offsets of the weight files.
 void ProcessTreeSampler::ReadWeightOffsets(int64_t pid, Member& m, ProcessSample* out) {
-  out->open_fds = static_cast<int>(fs_->ListDir(PidDir(pid) + "/fd").size());
+  std::vector<std::string> fds = fs_->ListDir(PidDir(pid) + "/fd");
+  out->open_fds = static_cast<int>(fds.size());
+  std::set<std::string> now(fds.begin(), fds.end());
+  for (auto it = m.fd_kinds.begin(); it != m.fd_kinds.end();) {
+    if (now.count(it->first)) {
+      ++it;
+      continue;
+    }
+    if (it->second == 's') --m.sockets;
+    it = m.fd_kinds.erase(it);
+  }
   for (auto it = m.weight_fds.begin(); it != m.weight_fds.end();) {
-    auto info = fs_->ReadFile(PidDir(pid) + "/fdinfo/" + it->first, 4096);
+    auto info = now.count(it->first) ? fs_->ReadFile(PidDir(pid) + "/fdinfo/" + it->first, 4096) : std::nullopt;
     if (!info) {  // closed since
       it = m.weight_fds.erase(it);
       continue;
@@ -131,11 +153,18 @@ void ProcessTreeSampler::ReadWeightOffsets(int64_t pid, Member& m, ProcessSample
     out->weight_files.push_back(it->second);
     ++it;
   }
+  int added = 0;
+  for (const auto& fd : fds) {
+    if (m.fd_kinds.count(fd) || static_cast<int>(m.fd_kinds.size()) >= options_.max_fds || ++added > 256) continue;
+    char kind = ReadFd(pid, fd, m, out, nullptr);
+    if (kind == 0) continue;
+    m.fd_kinds[fd] = kind;
+    m.sockets += kind == 's';
+  }
   out->sockets = m.sockets;
   out->tcp_listening = m.tcp_listening;
   out->tcp_connecting = m.tcp_connecting;
   out->tcp_established = m.tcp_established;
-  out->thread_states = m.threads;
 }
 
 void ProcessTreeSampler::ReadThreads(int64_t pid, ProcessSample* out) {
@@ -216,13 +245,23 @@ bool ProcessTreeSampler::SampleOne(int64_t pid, Member& m, bool detail, ProcessS
     }
   }
   if (auto io_text = fs_->ReadFile(dir + "/io", 4096)) out->io = ParseIo(*io_text);
-  if (detail || !m.detailed) {
+  // Every fd's target is re-read on detailed samples, and whenever the
+  // process reads (rchar up by 1 MiB): an fd number reused for a weight file
+  // is then seen at once. Otherwise only new fds and weight offsets are read.
+  uint64_t rchar = out->io ? out->io->rchar : 0;
+  bool reading = out->io && rchar >= m.last_rchar + (1u << 20);
+  m.last_rchar = rchar;
+  if (detail || !m.detailed || reading) {
     ReadFds(pid, m, out, inodes);
+  } else {
+    ReadWeightOffsets(pid, m, out);
+  }
+  if (detail || !m.detailed) {
     ReadThreads(pid, out);
     m.threads = out->thread_states;
     m.detailed = true;
   } else {
-    ReadWeightOffsets(pid, m, out);
+    out->thread_states = m.threads;
   }
   if (m.maps_countdown-- <= 0) {
     ReadMaps(pid, m);

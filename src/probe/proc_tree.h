@@ -56,8 +56,10 @@ class ProcessTreeSampler {
     int maps_countdown = 0;
     std::vector<WeightFile> mapped;  // from the last maps read
     bool detailed = false;           // had a detailed read
+    uint64_t last_rchar = 0;
     // Carried over between detailed reads:
     std::vector<std::pair<std::string, WeightFile>> weight_fds;  // fd -> file
+    std::map<std::string, char> fd_kinds;  // fd -> 'w' weight file, 's' socket, 'o' other
     int sockets = 0, tcp_listening = 0, tcp_connecting = 0, tcp_established = 0;
     ThreadStates threads;
   };
@@ -73,6 +75,7 @@ class ProcessTreeSampler {
   bool SampleOne(int64_t pid, Member& m, bool detail, ProcessSample* out, std::vector<uint64_t>* socket_inodes);
   void ReadFds(int64_t pid, Member& m, ProcessSample* out, std::vector<uint64_t>* inodes);
   void ReadWeightOffsets(int64_t pid, Member& m, ProcessSample* out);
+  char ReadFd(int64_t pid, const std::string& fd, Member& m, ProcessSample* out, std::vector<uint64_t>* inodes);
   void ReadThreads(int64_t pid, ProcessSample* out);
   void ReadMaps(int64_t pid, Member& m);
   int64_t CachedSize(const std::string& path);

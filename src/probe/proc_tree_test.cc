@@ -127,17 +127,32 @@ TEST_F(ProcTreeTest, LightSamplesRereadOnlyWeightOffsets) {
   sampler.AddRoot(100);
   EXPECT_EQ(sampler.Sample().processes[0].weight_files[0].pos, 100);  // detailed
   fs_.SetFile("/proc/100/fdinfo/7", "pos:\t600\n");
-  fs_.SetLink("/proc/100/fd/8", "/models/other.safetensors");  // seen at the next detailed read
+  fs_.SetLink("/proc/100/fd/8", "/models/other.safetensors");  // a new fd: read at once
   fs_.SetFile("/proc/100/task/100/wchan", "do_epoll_wait");
   int reads = fs_.reads();
   TreeSample light = sampler.Sample();
-  ASSERT_EQ(light.processes[0].weight_files.size(), 1u);
+  ASSERT_EQ(light.processes[0].weight_files.size(), 2u);
   EXPECT_EQ(light.processes[0].weight_files[0].pos, 600);
   EXPECT_EQ(light.processes[0].thread_states.wchan.count("futex_wait_queue"), 1u);  // carried over
   EXPECT_LT(fs_.reads() - reads, 12);
   TreeSample detailed = sampler.Sample(/*detail=*/true);
   EXPECT_EQ(detailed.processes[0].weight_files.size(), 2u);
   EXPECT_EQ(detailed.processes[0].thread_states.wchan.count("do_epoll_wait"), 1u);
+}
+
+TEST_F(ProcTreeTest, AnFdReusedForAWeightFileIsSeenOnceTheProcessReads) {
+  AddProcess(100, "worker", 'S', 1, 1);
+  fs_.SetLink("/proc/100/fd/3", "/opt/app/vllm.log");
+  ProcessTreeSampler sampler(&fs_);
+  sampler.AddRoot(100);
+  EXPECT_TRUE(sampler.Sample().processes[0].weight_files.empty());
+  // fd 3 now holds a weight file, and the process reads 4 MiB.
+  fs_.SetLink("/proc/100/fd/3", "/models/m.safetensors");
+  fs_.SetFile("/proc/100/fdinfo/3", "pos:\t4194304\n");
+  fs_.SetFile("/proc/100/io", "rchar: 4194404\nwchar: 0\nread_bytes: 4096\nwrite_bytes: 0\n");
+  TreeSample s = sampler.Sample();
+  ASSERT_EQ(s.processes[0].weight_files.size(), 1u);
+  EXPECT_EQ(s.processes[0].weight_files[0].pos, 4194304);
 }
 
 TEST_F(ProcTreeTest, MissingRootGivesEmptySample) {
