@@ -358,7 +358,21 @@ TEST_F(LiveE2eTest, RunDiagnosesACrashAndKeepsTheWholeLog) {
   std::string want((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());
   EXPECT_EQ(got, want);
   EXPECT_TRUE(fs::exists(run_dir + "/diagnosis.json"));
-  EXPECT_TRUE(fs::exists(run_dir + "/live.jsonl"));
+  // Every record of live.jsonl follows docs/live.schema.json.
+  std::ifstream records(run_dir + "/live.jsonl");
+  std::ifstream schema_file(kSource + "/docs/live.schema.json");
+  nlohmann::json schema = nlohmann::json::parse(schema_file);
+  std::string line;
+  int n = 0;
+  while (std::getline(records, line)) {
+    nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_TRUE(record.is_object()) << line;
+    ++n;
+#ifdef FAULTLINE_HAVE_SCHEMA_CHECK
+    for (const auto& problem : faultline::testing::ValidateSchema(schema, record)) ADD_FAILURE() << problem << " in " << line;
+#endif
+  }
+  EXPECT_GE(n, 4);  // started, exited, stopping, diagnosis, stopped
   EXPECT_TRUE(NoneLeft(tag_, 0.5));
 }
 
