@@ -47,6 +47,24 @@ void CheckMemory(const CheckContext& ctx, PreflightReport* report) {
   const std::string util_flag =
       ctx.cmd.launcher == Launcher::kSglang ? "--mem-fraction-static" : "--gpu-memory-utilization";
 
+  // --- the fraction itself ----------------------------------------------------
+  // vllm/config/cache.py: gpu_memory_utilization is a pydantic Field(gt=0, le=1).
+  if (e.utilization <= 0 || e.utilization > 1) {
+    Finding u;
+    u.check = "weights-fit";
+    u.severity = Severity::kBlocking;
+    u.message = fmt::format("{} {} is outside (0, 1]", util_flag, e.utilization);
+    u.tool_error = fmt::format(
+        "pydantic ValidationError: 1 validation error for CacheConfig gpu_memory_utilization "
+        "Input should be {}",
+        e.utilization > 1 ? "less than or equal to 1" : "greater than 0");
+    u.source = "vllm/config/cache.py (CacheConfig.gpu_memory_utilization)";
+    u.fix = fmt::format("{} 0.9", util_flag);
+    u.numbers["gpu_memory_utilization"] = e.utilization;
+    report->Add(std::move(u));
+    return;
+  }
+
   // --- weights ---------------------------------------------------------------
   Finding w;
   w.check = "weights-fit";

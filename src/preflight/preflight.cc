@@ -226,6 +226,10 @@ Result<PreflightReport> RunPreflight(const PreflightRequest& req) {
                                   ToGiB(g.memory_used_bytes), static_cast<int>(g.processes.size())});
   }
   for (const std::string& n : ctx.cmd.notes) report.notes.push_back(n);
+  if (ctx.cmd.Has("speculative_config")) {
+    report.notes.push_back(
+        "speculative decoding is on: the draft model's weights and KV cache are not in these estimates");
+  }
   for (const std::string& n : ctx.visible.notes) report.notes.push_back(n);
   if (ctx.memory) {
     for (const std::string& n : ctx.memory->assumptions) report.notes.push_back(n);

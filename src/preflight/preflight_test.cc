@@ -312,6 +312,27 @@ TEST(PreflightLayoutTest, SecretsOfUnknownFlagsAreRedacted) {
   EXPECT_NE(f->message.find("--frobnicate=3"), std::string::npos) << f->message;
 }
 
+TEST(PreflightLayoutTest, UtilizationOutOfRangeAndSpeculativeNote) {
+  PreflightRequest req;
+  req.command = {"vllm",
+                 "serve",
+                 "m",
+                 "--gpu-memory-utilization",
+                 "1.5",
+                 "--speculative-config",
+                 "{\"model\": \"draft\", \"num_speculative_tokens\": 3}"};
+  req.plan_gpus = 1;
+  req.plan_gpu_memory = 80ULL << 30;
+  req.model_config = std::string(FAULTLINE_SOURCE_DIR) + "/tests/fixtures/models/qwen3-8b/config.json";
+  Result<PreflightReport> r = RunPreflight(req);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->blocking());
+  EXPECT_NE(FindCheck(*r, "weights-fit")->message.find("outside (0, 1]"), std::string::npos);
+  bool noted = false;
+  for (const std::string& n : r->notes) noted = noted || n.find("draft model") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
 TEST(PreflightLayoutTest, RayPlacesWorkersElsewhere) {
   PreflightRequest req;
   req.command = {"vllm", "serve", "m", "-tp", "4", "--distributed-executor-backend", "ray"};
