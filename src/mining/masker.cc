@@ -148,6 +148,32 @@ bool IsHostPort(std::string_view s) {
   return dots >= 2 || (dots == 1 && !upper) || host == "localhost";
 }
 
+// A DNS name with a digit in it (ec2-52-80-34-196.compute.amazonaws.com,
+// 5.36.59.76.dynamic-dsl-ip.omantel.net.om): three or more labels, the last
+// one letters only, so that library names like libcuda.so.1 stay.
+bool IsHostName(std::string_view s) {
+  size_t labels = 1;
+  size_t label_start = 0;
+  bool digit = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '.') {
+      if (i == label_start) return false;
+      ++labels;
+      label_start = i + 1;
+    } else if (IsDigit(c)) {
+      digit = true;
+    } else if (!IsAlpha(c) && c != '-') {
+      return false;
+    }
+  }
+  if (!digit || labels < 3 || label_start + 2 > s.size()) return false;
+  for (size_t i = label_start; i < s.size(); ++i) {
+    if (!IsAlpha(s[i])) return false;
+  }
+  return true;
+}
+
 // Three-letter month and weekday names as dates print them (Jul, Fri).
 bool IsDateWord(std::string_view s) {
   static constexpr std::string_view kWords[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul",
@@ -352,7 +378,7 @@ void Masker::MaskCore(std::string_view core) {
   }
   const bool colon = classes & kColonBit;
   if ((options_.uuid && IsUuid(core)) || (options_.hex && IsHex(core)) || (options_.path && slash && IsPath(core)) ||
-      ((options_.ip || options_.numbers) && digit && (IsIp(core) || (colon && IsHostPort(core)))) ||
+      ((options_.ip || options_.numbers) && digit && (IsIp(core) || (colon && IsHostPort(core)) || IsHostName(core))) ||
       (options_.numbers && digit && IsNumberLike(core))) {
     buffer_.append(kWildcard);
     return;
@@ -396,7 +422,8 @@ void Masker::MaskDigitRunsOrKeep(std::string_view core) {
     if (size_t prefix = letter && digit ? RankPrefixLength(run) : 0; prefix > 0) {
       buffer_.append(run.substr(0, prefix));
       buffer_.append(kWildcard);
-    } else if (digit && (!letter || (hex && options_.hex) || (options_.hex && IsHex(run)))) {
+    } else if (digit && (!letter || (hex && options_.hex && (IsDigit(run[0]) || run.size() >= 6)) ||
+                         (options_.hex && IsHex(run)))) {
       // A sign that itself follows a non-alphanumeric belongs to the number.
       if (!letter && start > 0 && (core[start - 1] == '-' || core[start - 1] == '+') &&
           (start == 1 || !IsAlnum(core[start - 2]))) {

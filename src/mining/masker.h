@@ -8,13 +8,16 @@
 // ")]}>'\",;:." punctuation, and its core is classified:
 //   * uuid      8-4-4-4-12 hex digits                      -> <*>
 //   * hex       0x1f3a, or >= 8 hex digits with a digit    -> <*>
-//   * ip        10.0.0.1, 10.0.0.1:8080, host.example.com:8080 (a letterless
+//   * ip        10.0.0.1, 10.0.0.1:8080, host.example.com:8080, and DNS
+//               names with a digit (ec2-3-4.compute.amazonaws.com) (a letterless
 //               token with a digit is also a number,
 //               so this matters with numbers off)
 //   * number    a token with a digit and no letters (42, -1.5, 12:03:44,
 //               2017-05-16, 50%) or a number with a short unit (10ms, 4GB)
 //               -> <*>; otherwise each digit run that stands between
-//               non-alphanumerics is masked: rank=3 -> rank=<*>,
+//               non-alphanumerics is masked (and each hex run with a
+//               decimal digit that starts with a digit or has >= 6
+//               characters: 0e, df0798e): rank=3 -> rank=<*>,
 //               pid:1234 -> pid:<*>, blk_-42 -> blk_<*>, and so is
 //               the number of a rank or device name: rank3 -> rank<*>,
 //               EngineCore_DP1 -> EngineCore_DP<*>, gpu0 -> gpu<*>

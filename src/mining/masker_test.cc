@@ -43,12 +43,25 @@ TEST(Masker, HexUuidIpPath) {
             "File \"<*>\", line <*>,");
 }
 
+TEST(Masker, HostNamesWithDigits) {
+  auto m = Make();
+  // From the loghub OpenSSH sample.
+  EXPECT_EQ(Masked(*m, "rhost=ec2-52-80-34-196.cn-north-1.compute.amazonaws.com.cn user=root"),
+            "rhost=<*> user=root");
+  EXPECT_EQ(Masked(*m, "rhost=5.36.59.76.dynamic-dsl-ip.omantel.net.om"), "rhost=<*>");
+  // A library name is not a host: its last label is a number.
+  EXPECT_EQ(Masked(*m, "libcuda.so.1 com.apple.icloud.fmfd.heartbeat:"), "libcuda.so.<*> com.apple.icloud.fmfd.heartbeat:");
+}
+
 TEST(Masker, DigitRunsInsideWords) {
   auto m = Make();
   EXPECT_EQ(Masked(*m, "blk_-1608999687919862906 calvisitor-10-105-160-95 cuda:0 PCI 0000:02:0e.0[A]"),
             "blk_<*> calvisitor-<*>-<*>-<*>-<*> cuda:<*> PCI <*>:<*>:<*>.<*>[A]");
   // Letters next to digits that are not hex stay: these are names.
   EXPECT_EQ(Masked(*m, "Qwen3_5ForConditionalGeneration on sda1 ext4"), "Qwen3_5ForConditionalGeneration on sda1 ext4");
+  // Short hex-looking names that start with a letter stay (interface ee0);
+  // longer ones are ids.
+  EXPECT_EQ(Masked(*m, "interface ee0 AppWindowToken{df0798e"), "interface ee0 AppWindowToken{<*>");
 }
 
 TEST(Masker, DateWords) {

@@ -1,9 +1,30 @@
 #include "mining/template_miner.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 namespace faultline::mining {
+namespace {
+
+// A value that masking turned into a variable as a whole ("<*>", "<*>,",
+// "[<*>]"): such a position holds a variable.
+bool IsMaskedValue(std::string_view token) {
+  auto punct = [](char c) { return c != '<' && c != '>' && c != '*' && !std::isalnum(static_cast<unsigned char>(c)); };
+  while (!token.empty() && punct(token.front())) token.remove_prefix(1);
+  while (!token.empty() && punct(token.back())) token.remove_suffix(1);
+  return token == kWildcard;
+}
+
+// True when `a` and `b` differ by a masked value: after their common prefix
+// (the key in "rhost=<*>" / "rhost=csnsu.nsuok.edu"), one is masked whole.
+bool DifferByMaskedValue(std::string_view a, std::string_view b) {
+  size_t k = 0;
+  while (k < a.size() && k < b.size() && a[k] == b[k] && a[k] != '<') ++k;
+  return IsMaskedValue(a.substr(k)) || IsMaskedValue(b.substr(k));
+}
+
+}  // namespace
 
 TemplateMiner::TemplateMiner() : TemplateMiner(MinerOptions{}, std::move(Masker::Create(MaskOptions{}).value())) {}
 
@@ -148,7 +169,9 @@ void TemplateMiner::Widen(uint32_t g, const MaskedMessage& masked) {
     switch (p.kind) {
       case Slot::kConstant:
         if (token != group.tokens[i]) {
-          if (limit < 2) {  // a second value is already one too many
+          // A second value is one too many when the limit is below 2, and a
+          // masked value (<*>) proves the position holds a variable.
+          if (limit < 2 || DifferByMaskedValue(token, group.tokens[i])) {
             p.kind = Slot::kVariable;
           } else {
             p.kind = Slot::kVariant;
@@ -161,7 +184,7 @@ void TemplateMiner::Widen(uint32_t g, const MaskedMessage& masked) {
       case Slot::kVariant:
         if (std::find(p.values.begin(), p.values.end(), token) == p.values.end()) {
           p.values.emplace_back(token);
-          if (p.values.size() > limit) {
+          if (p.values.size() > limit || DifferByMaskedValue(token, p.values.front())) {
             p.kind = Slot::kVariable;
             p.values.clear();
             p.values.shrink_to_fit();

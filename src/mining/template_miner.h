@@ -20,7 +20,10 @@
 //      ("... for user root" and "... for user admin" stay apart while
 //      "Invalid user <*>" with many names is one). When a position crosses
 //      the limit, the templates that differed only there merge: the younger
-//      id then forwards to the older one. variant_values 0 or 1 is plain
+//      id then forwards to the older one. Two values one of which masking
+//      replaced as a whole, past a common key ("<*>" / "admin",
+//      "rhost=<*>" / "rhost=csnsu.nsuok.edu"), make the position a variable
+//      at once: masking has already said it holds a variable. variant_values 0 or 1 is plain
 //      Drain.
 //
 // Memory is bounded: at most `max_templates` templates live; creating one

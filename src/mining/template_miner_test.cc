@@ -83,6 +83,26 @@ TEST(TemplateMiner, FewValuesAreVariantsManyAreVariables) {
   EXPECT_EQ(miner->Get(root).merged_ids(), std::vector<TemplateId>{admin});
 }
 
+TEST(TemplateMiner, AMaskedValueMakesAVariableAtOnce) {
+  MinerOptions options;
+  options.variant_values = 3;
+  auto miner = Make(options);
+  // From the loghub OpenSSH sample: "0" is masked, so "admin" is a value of
+  // the same variable, not a second event.
+  TemplateId a = miner->Add("Failed none for invalid user 0 from 5.188.10.180 port 49811 ssh2");
+  TemplateId b = miner->Add("Failed none for invalid user admin from 5.188.10.180 port 52631 ssh2");
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(miner->Get(a).text(), "Failed none for invalid user <*> from <*> port <*> ssh2");
+  // Behind a common key too.
+  TemplateId c = miner->Add("authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=5.36.59.76.dynamic-dsl-ip.omantel.net.om");
+  TemplateId d = miner->Add("authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=csnsu.nsuok.edu");
+  EXPECT_EQ(c, d);
+  // But a masked part inside a constant does not: (uid=<*>) vs LOGIN(uid=<*>).
+  TemplateId e = miner->Add("session opened for user cyrus by (uid=0)");
+  TemplateId f = miner->Add("session opened for user root by LOGIN(uid=0)");
+  EXPECT_NE(e, f);
+}
+
 TEST(TemplateMiner, SimilarityThresholdSplits) {
   MinerOptions options;
   options.similarity = 0.8;
