@@ -129,6 +129,7 @@ function selectService(name) {
 
 // ---- diagnosis -----------------------------------------------------------
 async function loadDiagnosis() {
+  state.triages = {};
   try {
     state.diag = await api('/api/diagnosis');
   } catch (e) { $('#diagnosis-body').textContent = `diagnosis: ${e.message}`; return; }
@@ -290,7 +291,10 @@ async function renderTimeline() {
     s.append(svg('rect', { x: lx, y: ly - 9, width: 10, height: 10, fill: color }), svg('text', { x: lx + 13, y: ly }, name));
     lx += 20 + name.length * 6;
   }
-  if (stalled) s.append(svg('text', { x: W - right, y: ly, 'text-anchor': 'end', fill: '#ef6c00' }, `▮ stalled${stall ? ` (${stall.class})` : ''}`));
+  if (stalled) {
+    s.append(svg('text', { x: (left + W - right) / 2, y: 12, 'text-anchor': 'middle', fill: '#ef6c00' },
+      `▮ stalled${stall ? ` (${stall.class}) for ${secs(stall.stalled_for_s)}` : ''}`));
+  }
   box.append(s);
 }
 

@@ -357,6 +357,10 @@ class DashboardImpl : public Dashboard {
   // new triage reports; wake the event streams when anything changed.
   void Watch() {
     uint64_t triage_gen = triage_.generation();
+    uint64_t run_switches = 1;  // a new RunDir (a newer run under runs/)
+    uint64_t seen_run = 0;
+    uint64_t seen_diagnosis = 0;
+    auto last_logs_bump = std::chrono::steady_clock::now();
     while (true) {
       {
         std::unique_lock<std::mutex> lock(mu_);
@@ -364,21 +368,40 @@ class DashboardImpl : public Dashboard {
         if (stopping_) return;
       }
       bool changed = false;
+      bool diagnosis_changed = false;
+      bool undiagnosed = false;
       std::vector<std::string> logs;
       {
         std::lock_guard<std::mutex> lock(run_mu_);
         std::string dir = ResolveRunDir(options_.run_dir);
         if (!dir.empty() && dir != run_->dir() && dir != options_.run_dir) {
           run_ = std::make_unique<RunDir>(dir);
+          ++run_switches;
           changed = true;
         }
         changed = run_->Refresh() || changed;
         for (const auto& s : run_->services()) logs.push_back(s.log_path);
+        if (run_switches != seen_run || run_->diagnosis_changes() != seen_diagnosis) {
+          seen_run = run_switches;
+          seen_diagnosis = run_->diagnosis_changes();
+          diagnosis_changed = true;
+        }
+        undiagnosed = run_->diagnosis().is_null();
+      }
+      // Without a written diagnosis the logs' triage is it: ask again as they
+      // grow (the cache re-triages a log at most every 5 s).
+      auto now = std::chrono::steady_clock::now();
+      if (changed && undiagnosed && now - last_logs_bump >= std::chrono::seconds(5)) {
+        last_logs_bump = now;
+        diagnosis_changed = true;
       }
       for (const auto& path : logs) (void)Index(path)->Update(int64_t{256} << 20);
       uint64_t g = triage_.generation();
       if (g != triage_gen) {
         triage_gen = g;
+        diagnosis_changed = true;
+      }
+      if (diagnosis_changed) {
         ++diagnosis_version_;
         changed = true;
       }
@@ -414,6 +437,26 @@ class DashboardImpl : public Dashboard {
 
 bool IsLoopbackHost(const std::string& host) {
   return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
+bool ParseListenAddress(const std::string& text, std::string* host, int* port) {
+  std::string h = "127.0.0.1";
+  std::string p = text;
+  if (!text.empty() && text[0] == '[') {
+    size_t close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') return false;
+    h = text.substr(1, close - 1);
+    p = text.substr(close + 2);
+  } else if (size_t colon = text.rfind(':'); colon != std::string::npos) {
+    if (colon > 0) h = text.substr(0, colon);
+    p = text.substr(colon + 1);
+  }
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) return false;
+  int value = std::stoi(p);
+  if (value > 65535) return false;
+  *host = h;
+  *port = value;
+  return true;
 }
 
 std::string GenerateToken() {

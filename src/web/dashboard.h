@@ -38,6 +38,8 @@ struct DashboardOptions {
 
 // Whether `host` is a loopback address (127.0.0.0/8, ::1, localhost).
 bool IsLoopbackHost(const std::string& host);
+// "HOST:PORT", "[::1]:PORT", ":PORT" or "PORT" (host 127.0.0.1) -> host, port.
+bool ParseListenAddress(const std::string& text, std::string* host, int* port);
 // 32 hex digits from /dev/urandom.
 std::string GenerateToken();
 

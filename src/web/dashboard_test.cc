@@ -196,6 +196,18 @@ TEST_F(DashboardTest, OptionsAreChecked) {
   EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
   EXPECT_TRUE(IsLoopbackHost("::1"));
   EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
+  std::string host;
+  int port = 0;
+  EXPECT_TRUE(ParseListenAddress("0.0.0.0:9000", &host, &port));
+  EXPECT_EQ(host, "0.0.0.0");
+  EXPECT_EQ(port, 9000);
+  EXPECT_TRUE(ParseListenAddress("[::1]:0", &host, &port));
+  EXPECT_EQ(host, "::1");
+  EXPECT_TRUE(ParseListenAddress("8766", &host, &port));
+  EXPECT_EQ(host, "127.0.0.1");
+  EXPECT_EQ(port, 8766);
+  EXPECT_FALSE(ParseListenAddress("host:99999", &host, &port));
+  EXPECT_FALSE(ParseListenAddress("host:http", &host, &port));
   EXPECT_EQ(GenerateToken().size(), 32u);
   EXPECT_NE(GenerateToken(), GenerateToken());
 }

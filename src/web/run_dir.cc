@@ -237,7 +237,10 @@ void RunDir::Apply(const nlohmann::json& r) {
     if (s.ended_ms < 0 && (IsFailureOutcome(outcome) || outcome == "completed")) s.ended_ms = t;
     if (!s.exit_code) s.exit_code = OptionalField<int>(r, "exit_code");
     if (!s.term_signal) s.term_signal = OptionalField<int>(r, "signal");
-    if (diagnosis_mtime_ < 0 && !live_diagnosis_.is_null()) diagnosis_ = live_diagnosis_;
+    if (diagnosis_mtime_ < 0 && !live_diagnosis_.is_null() && diagnosis_ != live_diagnosis_) {
+      diagnosis_ = live_diagnosis_;
+      ++diagnosis_changes_;
+    }
   }
 }
 
@@ -252,6 +255,7 @@ void RunDir::ReadDiagnosisFile() {
   if (j.is_discarded() || !j.is_object()) return;  // being written: next time
   diagnosis_mtime_ = mtime;
   diagnosis_ = std::move(j);
+  ++diagnosis_changes_;
   finished_ = true;
   changed_ = true;
 }

@@ -71,6 +71,8 @@ class RunDir {
   const ServiceState* service(const std::string& name) const;
   // The last diagnosis record of a failure (diagnosis.json, else live.jsonl); null when none.
   const nlohmann::json& diagnosis() const { return diagnosis_; }
+  // Bumped whenever diagnosis() changes.
+  uint64_t diagnosis_changes() const { return diagnosis_changes_; }
 
   // The /api/run object (docs/dashboard-api.md).
   nlohmann::json RunJson(int64_t now_ms) const;
@@ -99,6 +101,7 @@ class RunDir {
   int64_t diagnosis_mtime_ = -1;
   std::string live_partial_;
   bool changed_ = false;
+  uint64_t diagnosis_changes_ = 0;
 };
 
 }  // namespace faultline::web
