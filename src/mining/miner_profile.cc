@@ -26,6 +26,8 @@ Status ApplyProfile(const YAML::Node& profile, std::string_view source, MinerOpt
         }
       } else if (key == "variant_values") {
         options.variant_values = value.as<size_t>();
+      } else if (key == "masked_value_is_variable") {
+        options.masked_value_is_variable = value.as<bool>();
       } else if (key == "skip_variable_prefix") {
         options.skip_variable_prefix = value.as<bool>();
       } else if (key == "prefix_tokens") {

@@ -15,6 +15,9 @@
 //       delimiters: "="                       # extra token separators
 //       collapse_wildcards: false
 //       max_tokens: 256
+//       variant_values: 3                     # see template_miner.h
+//       masked_value_is_variable: true
+//       skip_variable_prefix: true
 // Unknown keys and classes are errors that name file:line.
 #ifndef FAULTLINE_MINING_MINER_PROFILE_H_
 #define FAULTLINE_MINING_MINER_PROFILE_H_

@@ -21,6 +21,8 @@ bool IsMaskedValue(std::string_view token) {
 bool DifferByMaskedValue(std::string_view a, std::string_view b) {
   size_t k = 0;
   while (k < a.size() && k < b.size() && a[k] == b[k] && a[k] != '<') ++k;
+  // An empty value ("rhost=") is an absence, not one more value.
+  if (k == a.size() || k == b.size()) return false;
   return IsMaskedValue(a.substr(k)) || IsMaskedValue(b.substr(k));
 }
 
@@ -162,6 +164,7 @@ uint32_t TemplateMiner::NewGroup(const MaskedMessage& masked, uint32_t leaf) {
 void TemplateMiner::Widen(uint32_t g, const MaskedMessage& masked) {
   Group& group = groups_[g];
   const size_t limit = options_.variant_values;
+  const bool masked_rule = options_.masked_value_is_variable;
   bool rekey = false;
   for (size_t i = 0; i < group.tokens.size(); ++i) {
     Position& p = group.positions[i];
@@ -171,7 +174,7 @@ void TemplateMiner::Widen(uint32_t g, const MaskedMessage& masked) {
         if (token != group.tokens[i]) {
           // A second value is one too many when the limit is below 2, and a
           // masked value (<*>) proves the position holds a variable.
-          if (limit < 2 || DifferByMaskedValue(token, group.tokens[i])) {
+          if (limit < 2 || (masked_rule && DifferByMaskedValue(token, group.tokens[i]))) {
             p.kind = Slot::kVariable;
           } else {
             p.kind = Slot::kVariant;
@@ -184,7 +187,7 @@ void TemplateMiner::Widen(uint32_t g, const MaskedMessage& masked) {
       case Slot::kVariant:
         if (std::find(p.values.begin(), p.values.end(), token) == p.values.end()) {
           p.values.emplace_back(token);
-          if (p.values.size() > limit || DifferByMaskedValue(token, p.values.front())) {
+          if (p.values.size() > limit || (masked_rule && DifferByMaskedValue(token, p.values.front()))) {
             p.kind = Slot::kVariable;
             p.values.clear();
             p.values.shrink_to_fit();

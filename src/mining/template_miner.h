@@ -60,7 +60,7 @@ struct MinerOptions {
   double similarity = 0.8;
   // Tokens after the length used to route a message to a leaf (Drain's
   // depth - 2).
-  int prefix_tokens = 2;
+  int prefix_tokens = 1;
   // Route by the first prefix_tokens tokens that hold no variable (true), or
   // by the first prefix_tokens tokens with variables sent to the <*> child
   // (false, Drain).
@@ -68,6 +68,9 @@ struct MinerOptions {
   // Distinct values a position of a group may take before it becomes <*>
   // (0: at the first difference, as in Drain).
   size_t variant_values = 3;
+  // Two values of a position one of which was masked whole make it a
+  // variable at once (see 4. above).
+  bool masked_value_is_variable = true;
   // Children per tree node before new tokens share the <*> child.
   size_t max_children = 100;
   // Live templates; one more evicts the least recently matched one.
