@@ -1,17 +1,17 @@
 // `faultline templates FILE...`: mines log templates and prints them with
 // their counts (text or --json), or with --per-line one CSV row per input
 // line (LineId,EventId,EventTemplate) for scoring against labelled data.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "input/byte_source.h"

@@ -23,9 +23,9 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 
 bool IsHeaderWord(std::string_view token) {
   static constexpr std::array<std::string_view, 30> kWords = {
-      "TRACE", "DEBUG", "INFO",  "NOTICE", "WARN", "WARNING", "ERROR", "ERR", "FATAL", "CRITICAL",
-      "SEVERE", "Jan",  "Feb",   "Mar",    "Apr",  "May",     "Jun",   "Jul", "Aug",   "Sep",
-      "Oct",   "Nov",   "Dec",   "Mon",    "Tue",  "Wed",     "Thu",   "Fri", "Sat",   "Sun"};
+      "TRACE",  "DEBUG", "INFO", "NOTICE", "WARN", "WARNING", "ERROR", "ERR", "FATAL", "CRITICAL",
+      "SEVERE", "Jan",   "Feb",  "Mar",    "Apr",  "May",     "Jun",   "Jul", "Aug",   "Sep",
+      "Oct",    "Nov",   "Dec",  "Mon",    "Tue",  "Wed",     "Thu",   "Fri", "Sat",   "Sun"};
   if (!token.empty() && token.back() == ':') token.remove_suffix(1);
   if (token.size() < 3 || token.size() > 8 || !IsAlpha(token[0])) return false;
   for (std::string_view w : kWords) {
@@ -69,8 +69,8 @@ std::string_view StripHeader(std::string_view line, HeaderMode mode) {
     }
     std::string_view token = line.substr(start, end - start);
     // glog and torch print "file.py:851]" as the last header token.
-    const bool glog_end = close == '\0' && n > 0 && token.size() > 2 && token.back() == ']' &&
-                          token.find(':') != std::string_view::npos;
+    const bool glog_end =
+        close == '\0' && n > 0 && token.size() > 2 && token.back() == ']' && token.find(':') != std::string_view::npos;
     if (close == '\0' && !glog_end && !IsStampLike(token) && !IsHeaderWord(token)) {
       // One "component:" right after a header ends it.
       if (n > 0 && token.size() > 1 && token.back() == ':') {

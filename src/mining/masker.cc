@@ -1,11 +1,10 @@
 #include "mining/masker.h"
 
+#include <fmt/format.h>
 #include <re2/re2.h>
 
 #include <array>
 #include <cstdint>
-
-#include <fmt/format.h>
 
 namespace faultline::mining {
 namespace {
@@ -13,9 +12,7 @@ namespace {
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool IsAlnum(char c) { return IsDigit(c) || IsAlpha(c); }
-bool IsHexDigit(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
 
 // Character classes for the one-pass scans: a table lookup per byte.
@@ -35,8 +32,8 @@ uint8_t ClassOf(char c) { return kCharClass[static_cast<unsigned char>(c)]; }
 
 bool IsLeadingPunct(char c) { return c == '(' || c == '[' || c == '{' || c == '"' || c == '\'' || c == '<'; }
 bool IsTrailingPunct(char c) {
-  return c == ')' || c == ']' || c == '}' || c == '"' || c == '\'' || c == ',' || c == ';' || c == ':' ||
-         c == '.' || c == '>';
+  return c == ')' || c == ']' || c == '}' || c == '"' || c == '\'' || c == ',' || c == ';' || c == ':' || c == '.' ||
+         c == '>';
 }
 
 // 8-4-4-4-12 hex digits.
@@ -176,9 +173,8 @@ bool IsHostName(std::string_view s) {
 
 // Three-letter month and weekday names as dates print them (Jul, Fri).
 bool IsDateWord(std::string_view s) {
-  static constexpr std::string_view kWords[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul",
-                                                "Aug", "Sep", "Oct", "Nov", "Dec", "Mon", "Tue",
-                                                "Wed", "Thu", "Fri", "Sat", "Sun"};
+  static constexpr std::string_view kWords[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
+                                                "Nov", "Dec", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
   if (s.size() != 3) return false;
   for (std::string_view w : kWords) {
     if (s == w) return true;
@@ -189,8 +185,8 @@ bool IsDateWord(std::string_view s) {
 // "rank3", "DP1", "gpu0": a rank or device name whose number is the
 // variable (letters from a short list, then digits).
 size_t RankPrefixLength(std::string_view run) {
-  static constexpr std::string_view kPrefixes[] = {"rank", "gpu",    "cuda",  "dp",     "tp",    "pp",
-                                                   "ep",   "worker", "node",  "device", "local", "shard"};
+  static constexpr std::string_view kPrefixes[] = {"rank", "gpu",    "cuda", "dp",     "tp",    "pp",
+                                                   "ep",   "worker", "node", "device", "local", "shard"};
   size_t letters = 0;
   while (letters < run.size() && IsAlpha(run[letters])) ++letters;
   if (letters == 0 || letters == run.size()) return 0;

@@ -1,9 +1,9 @@
 #include "mining/masker.h"
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace faultline::mining {
 namespace {
@@ -46,11 +46,11 @@ TEST(Masker, HexUuidIpPath) {
 TEST(Masker, HostNamesWithDigits) {
   auto m = Make();
   // From the loghub OpenSSH sample.
-  EXPECT_EQ(Masked(*m, "rhost=ec2-52-80-34-196.cn-north-1.compute.amazonaws.com.cn user=root"),
-            "rhost=<*> user=root");
+  EXPECT_EQ(Masked(*m, "rhost=ec2-52-80-34-196.cn-north-1.compute.amazonaws.com.cn user=root"), "rhost=<*> user=root");
   EXPECT_EQ(Masked(*m, "rhost=5.36.59.76.dynamic-dsl-ip.omantel.net.om"), "rhost=<*>");
   // A library name is not a host: its last label is a number.
-  EXPECT_EQ(Masked(*m, "libcuda.so.1 com.apple.icloud.fmfd.heartbeat:"), "libcuda.so.<*> com.apple.icloud.fmfd.heartbeat:");
+  EXPECT_EQ(Masked(*m, "libcuda.so.1 com.apple.icloud.fmfd.heartbeat:"),
+            "libcuda.so.<*> com.apple.icloud.fmfd.heartbeat:");
 }
 
 TEST(Masker, DigitRunsInsideWords) {

@@ -1,11 +1,11 @@
 #include "mining/template_miner.h"
 
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <map>
 #include <string>
-
-#include <fmt/format.h>
-#include <gtest/gtest.h>
 
 #include "mining/header_strip.h"
 
@@ -22,10 +22,11 @@ TEST(TemplateMiner, SameLineFromEveryRankIsOneTemplate) {
   TemplateMiner miner;
   TemplateId first = kNoTemplate;
   for (int rank = 0; rank < 64; ++rank) {
-    TemplateId id = miner.Add(fmt::format("[rank{}]: RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:{}, "
-                                          "unhandled system error (run with NCCL_DEBUG=INFO for details), "
-                                          "NCCL version 2.{}.3",
-                                          rank, 1970 + rank % 2, 20 + rank % 3));
+    TemplateId id =
+        miner.Add(fmt::format("[rank{}]: RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:{}, "
+                              "unhandled system error (run with NCCL_DEBUG=INFO for details), "
+                              "NCCL version 2.{}.3",
+                              rank, 1970 + rank % 2, 20 + rank % 3));
     if (rank == 0) first = id;
     EXPECT_EQ(id, first);
   }
@@ -94,7 +95,8 @@ TEST(TemplateMiner, AMaskedValueMakesAVariableAtOnce) {
   EXPECT_EQ(a, b);
   EXPECT_EQ(miner->Get(a).text(), "Failed none for invalid user <*> from <*> port <*> ssh2");
   // Behind a common key too.
-  TemplateId c = miner->Add("authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=5.36.59.76.dynamic-dsl-ip.omantel.net.om");
+  TemplateId c = miner->Add(
+      "authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=5.36.59.76.dynamic-dsl-ip.omantel.net.om");
   TemplateId d = miner->Add("authentication failure; logname= uid=0 euid=0 tty=ssh ruser= rhost=csnsu.nsuok.edu");
   EXPECT_EQ(c, d);
   // But a masked part inside a constant does not: (uid=<*>) vs LOGIN(uid=<*>).

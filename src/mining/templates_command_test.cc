@@ -1,4 +1,5 @@
 // End-to-end: `faultline templates` on a real log (runs the built binary).
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -6,8 +7,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace {
 
