@@ -8,9 +8,8 @@
 
 #include <iostream>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "diagnosis/triage.h"
 #include "probe/live_clock.h"

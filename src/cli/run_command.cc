@@ -68,7 +68,8 @@ bool Preflight(const supervise::PipelineSpec& spec, bool json) {
       continue;
     }
     if (report->blocking()) {
-      std::cerr << "faultline: preflight of " << s.name << " found a blocking problem; not starting (--no-preflight to start anyway)\n";
+      std::cerr << "faultline: preflight of " << s.name
+                << " found a blocking problem; not starting (--no-preflight to start anyway)\n";
       if (json) {
         std::cout << preflight::WriteJson(*report) << "\n";
       } else {
@@ -128,7 +129,8 @@ int RunRun(const RunArgs& a) {
 void AddRunCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "Run a command (-- CMD...) or a pipeline (-f pipeline.yaml); on a death or stall, diagnose and stop it all");
+      "run",
+      "Run a command (-- CMD...) or a pipeline (-f pipeline.yaml); on a death or stall, diagnose and stop it all");
   cmd->add_option("-f,--file", args->file, "pipeline file (services and jobs; see docs/pipeline.md)");
   cmd->add_option("command", args->command, "the command to run, after --");
   cmd->add_option("--stall-after", args->stall_after, "stalled when nothing progresses for this long (default 5m)");

@@ -123,7 +123,8 @@ void AddWaitReadyCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--pid", args->pids, "process (and its children) to watch; repeatable");
   cmd->add_option("--log", args->log, "the server's log: diagnosed on death or stall, watched for progress");
   cmd->add_option("--timeout", args->timeout, "give up (exit 1) after this long")->capture_default_str();
-  cmd->add_option("--stall-after", args->stall_after, "stalled when nothing progresses for this long")->capture_default_str();
+  cmd->add_option("--stall-after", args->stall_after, "stalled when nothing progresses for this long")
+      ->capture_default_str();
   cmd->add_option("--interval", args->interval, "sampling interval")->capture_default_str();
   cmd->add_option("--status-every", args->status_every, "status line interval (stderr)")->capture_default_str();
   cmd->add_option("--stall-rules", args->stall_rules, "stall classes file instead of the built-in rules/stall.yaml");

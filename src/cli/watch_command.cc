@@ -107,7 +107,8 @@ void AddWatchCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--log", args->log, "the job's log: phase, growth, and the diagnosis on death or stall");
   cmd->add_option("--interval", args->interval, "status line interval")->capture_default_str();
   cmd->add_option("--sample", args->sample, "sampling interval")->capture_default_str();
-  cmd->add_option("--stall-after", args->stall_after, "stalled when nothing progresses for this long")->capture_default_str();
+  cmd->add_option("--stall-after", args->stall_after, "stalled when nothing progresses for this long")
+      ->capture_default_str();
   cmd->add_option("--stall-rules", args->stall_rules, "stall classes file instead of the built-in rules/stall.yaml");
   cmd->add_option("--color", args->color, "auto, always, never")->check(CLI::IsMember({"auto", "always", "never"}));
   cmd->add_flag("--json", args->json, "print faultline.live/1 records (JSON Lines)");

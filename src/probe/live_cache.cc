@@ -35,7 +35,8 @@ std::string ExpandPath(const std::string& pattern, bool* all_vars_set) {
         i = end + 1;
       } else {
         end = start;
-        while (end < pattern.size() && (isalnum(static_cast<unsigned char>(pattern[end])) || pattern[end] == '_')) ++end;
+        while (end < pattern.size() && (isalnum(static_cast<unsigned char>(pattern[end])) || pattern[end] == '_'))
+          ++end;
         name = pattern.substr(start, end - start);
         i = end;
       }

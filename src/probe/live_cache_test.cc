@@ -1,12 +1,11 @@
 #include "probe/live_cache.h"
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 namespace faultline::probe {
 namespace {

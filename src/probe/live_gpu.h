@@ -7,8 +7,8 @@
 #ifndef FAULTLINE_PROBE_LIVE_GPU_H_
 #define FAULTLINE_PROBE_LIVE_GPU_H_
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,9 +17,9 @@ namespace faultline::probe {
 
 struct GpuDeviceUsage {
   int index = 0;
-  int64_t memory_used_bytes = -1;   // -1 unknown
+  int64_t memory_used_bytes = -1;  // -1 unknown
   int64_t memory_total_bytes = -1;
-  int utilization_percent = -1;     // -1 unknown
+  int utilization_percent = -1;  // -1 unknown
 };
 
 struct GpuProcessUsage {

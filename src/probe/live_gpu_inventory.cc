@@ -1,11 +1,10 @@
 #include "probe/live_gpu_inventory.h"
 
+#include <fmt/format.h>
 #include <stdio.h>
 
 #include <cstdlib>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "probe/gpu_smi.h"
 

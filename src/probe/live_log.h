@@ -23,9 +23,9 @@ namespace faultline::probe {
 struct LogState {
   std::string path;
   bool exists = false;
-  int64_t bytes = 0;   // read so far, over every rotation
-  int64_t lines = 0;   // "\n"-terminated lines so far
-  int rotations = 0;   // rotations and truncations seen
+  int64_t bytes = 0;                       // read so far, over every rotation
+  int64_t lines = 0;                       // "\n"-terminated lines so far
+  int rotations = 0;                       // rotations and truncations seen
   std::optional<double> last_output_time;  // monotonic time new bytes were last seen
   std::string last_line;                   // last non-empty complete line
   std::deque<std::string> tail;            // last complete lines, oldest first
@@ -35,7 +35,7 @@ class LogFollower {
  public:
   struct Options {
     size_t tail_lines = 40;
-    size_t max_line_bytes = 64 * 1024;    // longer lines are cut
+    size_t max_line_bytes = 64 * 1024;     // longer lines are cut
     size_t max_bytes_per_poll = 64 << 20;  // the rest is read next poll
   };
 

@@ -1,13 +1,12 @@
 #include "probe/live_log.h"
 
+#include <gtest/gtest.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace faultline::probe {
 namespace {
@@ -55,8 +54,9 @@ TEST_F(LogFollowerTest, MissingFileThenGrowth) {
 
 TEST_F(LogFollowerTest, CarriageReturnProgressBars) {
   LogFollower log(path_, &clock_);
-  Append("Loading safetensors checkpoint shards:   0% Completed | 0/2 [00:00<?, ?it/s]\r"
-         "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:09<00:09,  9.47s/it]\r");
+  Append(
+      "Loading safetensors checkpoint shards:   0% Completed | 0/2 [00:00<?, ?it/s]\r"
+      "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:09<00:09,  9.47s/it]\r");
   log.Poll();
   EXPECT_EQ(log.state().lines, 0);
   EXPECT_EQ(log.state().last_line,

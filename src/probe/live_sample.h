@@ -15,7 +15,7 @@
 namespace faultline::probe {
 
 struct LiveSample {
-  double time = 0;         // monotonic seconds
+  double time = 0;  // monotonic seconds
   int64_t wall_millis = 0;
   TreeSample tree;
   std::optional<LogState> log;

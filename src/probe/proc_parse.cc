@@ -58,9 +58,8 @@ std::optional<ProcStat> ParseStat(std::string_view text) {
   if (f.size() < 22) return std::nullopt;
   st.state = f[0].empty() ? '?' : f[0][0];
   bool ok = ToNumber(f[1], &st.ppid) && ToNumber(f[2], &st.pgrp) && ToNumber(f[3], &st.session) &&
-            ToNumber(f[11], &st.utime_ticks) && ToNumber(f[12], &st.stime_ticks) &&
-            ToNumber(f[17], &st.num_threads) && ToNumber(f[19], &st.start_time_ticks) &&
-            ToNumber(f[21], &st.rss_pages);
+            ToNumber(f[11], &st.utime_ticks) && ToNumber(f[12], &st.stime_ticks) && ToNumber(f[17], &st.num_threads) &&
+            ToNumber(f[19], &st.start_time_ticks) && ToNumber(f[21], &st.rss_pages);
   if (!ok) return std::nullopt;
   return st;
 }

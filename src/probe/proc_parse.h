@@ -39,7 +39,7 @@ std::optional<ProcStatus> ParseStatus(std::string_view text);
 
 // /proc/PID/io (readable only for our own processes or as root).
 struct ProcIo {
-  uint64_t rchar = 0;       // bytes read through read(), any source
+  uint64_t rchar = 0;  // bytes read through read(), any source
   uint64_t wchar = 0;
   uint64_t read_bytes = 0;  // bytes fetched from storage
   uint64_t write_bytes = 0;

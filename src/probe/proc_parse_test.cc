@@ -53,8 +53,9 @@ TEST(ParseStatusTest, ReadsRssAndThreads) {
 }
 
 TEST(ParseIoTest, ReadsCounters) {
-  auto io = ParseIo("rchar: 6976\nwchar: 12\nsyscr: 10\nsyscw: 0\nread_bytes: 4096\nwrite_bytes: 0\n"
-                    "cancelled_write_bytes: 0\n");
+  auto io = ParseIo(
+      "rchar: 6976\nwchar: 12\nsyscr: 10\nsyscw: 0\nread_bytes: 4096\nwrite_bytes: 0\n"
+      "cancelled_write_bytes: 0\n");
   ASSERT_TRUE(io.has_value());
   EXPECT_EQ(io->rchar, 6976u);
   EXPECT_EQ(io->wchar, 12u);
@@ -86,8 +87,8 @@ TEST(SocketInodeTest, ParsesLinkTargets) {
 }
 
 TEST(ParseCmdlineTest, JoinsArguments) {
-  std::string raw = std::string("vllm") + '\0' + "serve" + '\0' + "/models/x" + '\0' + "--tensor-parallel-size" +
-                    '\0' + "2" + '\0';
+  std::string raw =
+      std::string("vllm") + '\0' + "serve" + '\0' + "/models/x" + '\0' + "--tensor-parallel-size" + '\0' + "2" + '\0';
   EXPECT_EQ(ParseCmdline(raw), "vllm serve /models/x --tensor-parallel-size 2");
 }
 

@@ -179,10 +179,18 @@ void ProcessTreeSampler::ReadThreads(int64_t pid, ProcessSample* out) {
     if (!stat) continue;
     ts.sampled = true;
     switch (stat->state) {
-      case 'R': ++ts.running; continue;  // wchan of a running thread is "0"
-      case 'S': ++ts.sleeping; break;
-      case 'D': ++ts.disk; break;
-      default: ++ts.other; break;
+      case 'R':
+        ++ts.running;
+        continue;  // wchan of a running thread is "0"
+      case 'S':
+        ++ts.sleeping;
+        break;
+      case 'D':
+        ++ts.disk;
+        break;
+      default:
+        ++ts.other;
+        break;
     }
     auto wchan = fs_->ReadFile(task_dir + "/" + tid + "/wchan", 256);
     if (wchan && !wchan->empty() && *wchan != "0") ++ts.wchan[*wchan];

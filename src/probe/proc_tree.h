@@ -59,7 +59,7 @@ class ProcessTreeSampler {
     uint64_t last_rchar = 0;
     // Carried over between detailed reads:
     std::vector<std::pair<std::string, WeightFile>> weight_fds;  // fd -> file
-    std::map<std::string, char> fd_kinds;  // fd -> 'w' weight file, 's' socket, 'o' other
+    std::map<std::string, char> fd_kinds;                        // fd -> 'w' weight file, 's' socket, 'o' other
     int sockets = 0, tcp_listening = 0, tcp_connecting = 0, tcp_established = 0;
     ThreadStates threads;
   };

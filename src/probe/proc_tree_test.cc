@@ -1,8 +1,7 @@
 #include "probe/proc_tree.h"
 
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "probe/proc_fs_fake.h"
 
@@ -11,8 +10,8 @@ namespace {
 
 std::string Stat(int64_t pid, const std::string& comm, char state, int64_t ppid, uint64_t utime, uint64_t start) {
   return std::to_string(pid) + " (" + comm + ") " + state + " " + std::to_string(ppid) + " " + std::to_string(ppid) +
-         " 4188 0 -1 4194304 2882 6603 4 0 " + std::to_string(utime) +
-         " 1 3 2 20 0 4 0 " + std::to_string(start) + " 16961536 3348 18446744073709551615 0 0 0 0\n";
+         " 4188 0 -1 4194304 2882 6603 4 0 " + std::to_string(utime) + " 1 3 2 20 0 4 0 " + std::to_string(start) +
+         " 16961536 3348 18446744073709551615 0 0 0 0\n";
 }
 
 class ProcTreeTest : public ::testing::Test {
@@ -41,10 +40,11 @@ TEST_F(ProcTreeTest, FindsDescendantsAndReadsTheirSignals) {
   fs_.SetSize("/models/qwen/model-00001-of-00002.safetensors", 1 << 20);
   fs_.SetLink("/proc/101/fd/8", "socket:[1118]");
   fs_.SetLink("/proc/101/fd/9", "socket:[2222]");
-  fs_.SetFile("/proc/101/net/tcp",
-              "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
-              "   0: 00000000:07E8 00000000:0000 0A 00000000:00000000 00:00000000 00000000 0 0 1118 1 0 100 0 0 10 0\n"
-              "   1: 0100007F:A1B2 0100007F:1F90 02 00000000:00000000 00:00000000 00000000 0 0 2222 1 0 100 0 0 10 0\n");
+  fs_.SetFile(
+      "/proc/101/net/tcp",
+      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+      "   0: 00000000:07E8 00000000:0000 0A 00000000:00000000 00:00000000 00000000 0 0 1118 1 0 100 0 0 10 0\n"
+      "   1: 0100007F:A1B2 0100007F:1F90 02 00000000:00000000 00:00000000 00000000 0 0 2222 1 0 100 0 0 10 0\n");
 
   ProcessTreeSampler sampler(&fs_);
   sampler.AddRoot(100);

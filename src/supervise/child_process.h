@@ -18,9 +18,9 @@
 namespace faultline::supervise {
 
 struct SpawnOptions {
-  std::vector<std::string> argv;              // argv[0] is looked up in PATH
-  std::map<std::string, std::string> env;     // added to / replacing faultline's environment
-  std::string working_dir;                    // "" = faultline's
+  std::vector<std::string> argv;           // argv[0] is looked up in PATH
+  std::map<std::string, std::string> env;  // added to / replacing faultline's environment
+  std::string working_dir;                 // "" = faultline's
 };
 
 struct Child {

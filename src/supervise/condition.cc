@@ -1,13 +1,12 @@
 #include "supervise/condition.h"
 
+#include <fmt/format.h>
+#include <re2/re2.h>
+
 #include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
-
-#include <re2/re2.h>
-
-#include <fmt/format.h>
 
 namespace faultline::supervise {
 namespace {
@@ -37,7 +36,8 @@ Result<Condition> ParseLeaf(const std::string& text) {
   c.source = text;
   std::string t = Trim(text);
   size_t space = t.find(' ');
-  if (space == std::string::npos) return Status::InvalidArgument(fmt::format("condition '{}': expected FEATURE OP VALUE", text));
+  if (space == std::string::npos)
+    return Status::InvalidArgument(fmt::format("condition '{}': expected FEATURE OP VALUE", text));
   c.feature = t.substr(0, space);
   std::string rest = Trim(t.substr(space + 1));
   for (const char* op : kOps) {
@@ -62,9 +62,12 @@ Result<Condition> ParseLeaf(const std::string& text) {
     if (end != rest.c_str()) {
       std::string unit = Trim(std::string(end));
       double scale = 1;
-      if (unit == "KiB") scale = 1024.0;
-      else if (unit == "MiB") scale = 1024.0 * 1024;
-      else if (unit == "GiB") scale = 1024.0 * 1024 * 1024;
+      if (unit == "KiB")
+        scale = 1024.0;
+      else if (unit == "MiB")
+        scale = 1024.0 * 1024;
+      else if (unit == "GiB")
+        scale = 1024.0 * 1024 * 1024;
       else if (unit != "" && unit != "s" && unit != "%") {
         return Status::InvalidArgument(fmt::format("condition '{}': unknown unit '{}'", text, unit));
       }
@@ -75,7 +78,8 @@ Result<Condition> ParseLeaf(const std::string& text) {
     }
   }
   if (c.op == "matches" && !CachedRegex(c.text_value).ok()) {
-    return Status::InvalidArgument(fmt::format("condition '{}': bad regex: {}", text, CachedRegex(c.text_value).error()));
+    return Status::InvalidArgument(
+        fmt::format("condition '{}': bad regex: {}", text, CachedRegex(c.text_value).error()));
   }
   return c;
 }
@@ -105,12 +109,18 @@ bool Evaluate(const Condition& c, const FeatureSet& features, std::vector<std::s
     ok = RE2::PartialMatch(f->is_number ? f->display : f->text, CachedRegex(c.text_value));
   } else if (c.numeric_value && f->is_number) {
     double a = f->number, b = c.number_value;
-    if (c.op == ">=") ok = a >= b;
-    else if (c.op == "<=") ok = a <= b;
-    else if (c.op == ">") ok = a > b;
-    else if (c.op == "<") ok = a < b;
-    else if (c.op == "==") ok = a == b;
-    else if (c.op == "!=") ok = a != b;
+    if (c.op == ">=")
+      ok = a >= b;
+    else if (c.op == "<=")
+      ok = a <= b;
+    else if (c.op == ">")
+      ok = a > b;
+    else if (c.op == "<")
+      ok = a < b;
+    else if (c.op == "==")
+      ok = a == b;
+    else if (c.op == "!=")
+      ok = a != b;
   } else if (!f->is_number && (c.op == "==" || c.op == "!=")) {
     ok = (f->text == c.text_value) == (c.op == "==");
   }

@@ -1,8 +1,8 @@
 #include "supervise/duration.h"
 
-#include <cstdlib>
-
 #include <fmt/format.h>
+
+#include <cstdlib>
 
 namespace faultline::supervise {
 
@@ -14,7 +14,8 @@ Result<double> ParseDuration(const std::string& text) {
   while (*p != 0) {
     char* end = nullptr;
     double v = std::strtod(p, &end);
-    if (end == p || v < 0) return Status::InvalidArgument(fmt::format("'{}' is not a duration (e.g. 30m, 5m, 2s, 500ms)", text));
+    if (end == p || v < 0)
+      return Status::InvalidArgument(fmt::format("'{}' is not a duration (e.g. 30m, 5m, 2s, 500ms)", text));
     p = end;
     double scale = 1;
     if (p[0] == 'm' && p[1] == 's') {

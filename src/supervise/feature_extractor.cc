@@ -1,5 +1,7 @@
 #include "supervise/feature_extractor.h"
 
+#include <fmt/format.h>
+#include <re2/re2.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,9 +9,6 @@
 #include <cstdlib>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
-#include <re2/re2.h>
 
 namespace faultline::supervise {
 namespace {
@@ -139,8 +138,8 @@ FeatureSet FeatureExtractor::Compute(const std::vector<const LiveSample*>& windo
   for (const auto& c : cpu) {
     const auto& r = runnable[KeyOf(*c.p)];
     double r_fraction = r.second > 0 ? static_cast<double>(r.first) / r.second : 0;
-    busy += c.percent >= rules_.busy_cpu_percent ||
-            (r_fraction >= rules_.busy_runnable_fraction && r.second >= 2 && c.percent >= rules_.busy_runnable_cpu_percent);
+    busy += c.percent >= rules_.busy_cpu_percent || (r_fraction >= rules_.busy_runnable_fraction && r.second >= 2 &&
+                                                     c.percent >= rules_.busy_runnable_cpu_percent);
   }
   f.SetNumber("processes", static_cast<double>(last.tree.processes.size()));
   f.SetNumber("busy_processes", busy);
@@ -227,19 +226,21 @@ FeatureSet FeatureExtractor::Compute(const std::vector<const LiveSample*>& windo
     }
     if (shown++ < 3) {
       if (!names.empty()) names += ", ";
-      std::string how = w.pos >= 0 && w.size > 0
-                            ? fmt::format("read to {:.0f}%", 100.0 * static_cast<double>(w.pos) / static_cast<double>(w.size))
-                            : "mapped";
+      std::string how =
+          w.pos >= 0 && w.size > 0
+              ? fmt::format("read to {:.0f}%", 100.0 * static_cast<double>(w.pos) / static_cast<double>(w.size))
+              : "mapped";
       names += fmt::format("{} ({}, {})", Basename(path), HumanBytes(static_cast<double>(w.size)), how);
     }
   }
   if (files.size() > 3) names += fmt::format(", +{} more", files.size() - 3);
   f.SetText("weight_files", names);
   f.SetText("weight_read_progress",
-            size_sum > 0 ? fmt::format("{} of {} ({:.0f}%) through open file descriptors",
-                                       HumanBytes(static_cast<double>(read_sum)), HumanBytes(static_cast<double>(size_sum)),
-                                       100.0 * static_cast<double>(read_sum) / static_cast<double>(size_sum))
-                         : (files.empty() ? "" : "mapped files only (progress shows as RSS)"));
+            size_sum > 0
+                ? fmt::format("{} of {} ({:.0f}%) through open file descriptors",
+                              HumanBytes(static_cast<double>(read_sum)), HumanBytes(static_cast<double>(size_sum)),
+                              100.0 * static_cast<double>(read_sum) / static_cast<double>(size_sum))
+                : (files.empty() ? "" : "mapped files only (progress shows as RSS)"));
   f.SetNumber("weight_read_rate", weight_read, HumanBytes(weight_read));
   f.SetNumber("storage_read_rate", storage_read, HumanBytes(storage_read));
   double any_read = std::max(weight_read, storage_read);

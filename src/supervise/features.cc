@@ -1,8 +1,8 @@
 #include "supervise/features.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace faultline::supervise {
 
@@ -11,7 +11,7 @@ void FeatureSet::SetNumber(const std::string& name, double value, std::string di
   f.number = value;
   if (display.empty()) {
     display = (std::fabs(value - std::round(value)) < 1e-9) ? fmt::format("{}", static_cast<int64_t>(std::round(value)))
-                                                              : fmt::format("{:.1f}", value);
+                                                            : fmt::format("{:.1f}", value);
   }
   f.display = std::move(display);
   features_[name] = std::move(f);
@@ -41,17 +41,52 @@ std::string FeatureSet::Display(const std::string& name) const {
 }
 
 const std::set<std::string>& KnownFeatures() {
-  static const std::set<std::string> kNames = {
-      "processes", "busy_processes", "max_cpu_percent", "total_cpu_percent", "busiest_pid", "busy_list",
-      "disk_wait_threads", "disk_wait_fraction", "disk_wait_fraction_percent", "top_wchan",
-      "socket_wait_threads", "poll_wait_threads", "futex_wait_threads", "sleep_wait_threads", "pipe_wait_threads",
-      "tcp_listening", "tcp_connecting", "tcp_established",
-      "weight_files_open", "weight_files", "weight_read_progress", "weight_read_rate", "storage_read_rate",
-      "any_read_rate", "rss_total", "rss_growth_bytes", "rss_growth",
-      "cache_bytes", "cache_files", "cache_growth_bytes", "cache_growth", "caches", "compile_workers",
-      "gpu_data", "gpu_note", "gpu_util_max", "gpu_memory_used", "gpu_memory_change",
-      "log_idle_seconds", "log_idle", "log_last_line", "log_last_phase", "log_lines",
-      "root_cmdline", "py_spy", "window_seconds"};
+  static const std::set<std::string> kNames = {"processes",
+                                               "busy_processes",
+                                               "max_cpu_percent",
+                                               "total_cpu_percent",
+                                               "busiest_pid",
+                                               "busy_list",
+                                               "disk_wait_threads",
+                                               "disk_wait_fraction",
+                                               "disk_wait_fraction_percent",
+                                               "top_wchan",
+                                               "socket_wait_threads",
+                                               "poll_wait_threads",
+                                               "futex_wait_threads",
+                                               "sleep_wait_threads",
+                                               "pipe_wait_threads",
+                                               "tcp_listening",
+                                               "tcp_connecting",
+                                               "tcp_established",
+                                               "weight_files_open",
+                                               "weight_files",
+                                               "weight_read_progress",
+                                               "weight_read_rate",
+                                               "storage_read_rate",
+                                               "any_read_rate",
+                                               "rss_total",
+                                               "rss_growth_bytes",
+                                               "rss_growth",
+                                               "cache_bytes",
+                                               "cache_files",
+                                               "cache_growth_bytes",
+                                               "cache_growth",
+                                               "caches",
+                                               "compile_workers",
+                                               "gpu_data",
+                                               "gpu_note",
+                                               "gpu_util_max",
+                                               "gpu_memory_used",
+                                               "gpu_memory_change",
+                                               "log_idle_seconds",
+                                               "log_idle",
+                                               "log_last_line",
+                                               "log_last_phase",
+                                               "log_lines",
+                                               "root_cmdline",
+                                               "py_spy",
+                                               "window_seconds"};
   return kNames;
 }
 

@@ -24,7 +24,7 @@ struct JobEnd {
   double elapsed_seconds = 0;      // since the watch began
   std::string detail;              // one line: "exited with code 1", "ready: http://...", ...
   std::optional<StallDiagnosis> stall;
-  std::string log_path;            // the log the diagnosis reads
+  std::string log_path;  // the log the diagnosis reads
 };
 
 }  // namespace faultline::supervise

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -10,8 +11,6 @@
 
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "supervise/tree_stopper.h"
 
@@ -45,9 +44,12 @@ namespace {
       buf.erase(0, nl + 1);
       long long a = 0;
       unsigned long long b = 0;
-      if (line == "Q") released = true;
-      else if (sscanf(line.c_str(), "G %lld", &a) == 1) groups.push_back(static_cast<pid_t>(a));
-      else if (sscanf(line.c_str(), "P %lld %llu", &a, &b) == 2) members.emplace_back(a, b);
+      if (line == "Q")
+        released = true;
+      else if (sscanf(line.c_str(), "G %lld", &a) == 1)
+        groups.push_back(static_cast<pid_t>(a));
+      else if (sscanf(line.c_str(), "P %lld %llu", &a, &b) == 2)
+        members.emplace_back(a, b);
     }
   }
   if (!released) {

@@ -1,21 +1,26 @@
 #include "supervise/live_record.h"
 
+#include <fmt/format.h>
 #include <time.h>
 
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace faultline::supervise {
 
 const char* OutcomeName(Outcome o) {
   switch (o) {
-    case Outcome::kReady: return "ready";
-    case Outcome::kCompleted: return "completed";
-    case Outcome::kDied: return "died";
-    case Outcome::kStalled: return "stalled";
-    case Outcome::kTimeout: return "timeout";
-    case Outcome::kInterrupted: return "interrupted";
+    case Outcome::kReady:
+      return "ready";
+    case Outcome::kCompleted:
+      return "completed";
+    case Outcome::kDied:
+      return "died";
+    case Outcome::kStalled:
+      return "stalled";
+    case Outcome::kTimeout:
+      return "timeout";
+    case Outcome::kInterrupted:
+      return "interrupted";
   }
   return "unknown";
 }
@@ -39,7 +44,10 @@ double Round1(double v) { return std::round(v * 10) / 10; }
 nlohmann::json StatusRecord(const Monitor& m, const std::string& service, double elapsed) {
   using nlohmann::json;
   const probe::LiveSample& s = m.last();
-  json j = {{"schema", kLiveSchema}, {"type", "status"}, {"time", IsoTime(s.wall_millis)}, {"service", service},
+  json j = {{"schema", kLiveSchema},
+            {"type", "status"},
+            {"time", IsoTime(s.wall_millis)},
+            {"service", service},
             {"elapsed_s", Round1(elapsed)}};
   std::string phase = m.Phase();
   j["phase"] = phase.empty() ? json(nullptr) : json(phase);
@@ -49,23 +57,24 @@ nlohmann::json StatusRecord(const Monitor& m, const std::string& service, double
   for (const auto& p : s.tree.processes) {
     json wf = json::array();
     for (const auto& w : p.weight_files) {
-      wf.push_back({{"path", w.path}, {"size", w.size}, {"pos", w.pos < 0 ? json(nullptr) : json(w.pos)},
-                    {"mapped", w.mapped}});
+      wf.push_back(
+          {{"path", w.path}, {"size", w.size}, {"pos", w.pos < 0 ? json(nullptr) : json(w.pos)}, {"mapped", w.mapped}});
     }
-    json jp = {{"pid", p.pid},
-               {"ppid", p.ppid},
-               {"comm", p.comm},
-               {"state", std::string(1, p.state)},
-               {"cpu_percent", Round1(cpu.count(p.pid) ? cpu[p.pid] : 0)},
-               {"cpu_seconds", Round1(p.cpu_seconds)},
-               {"rss_bytes", p.rss_bytes},
-               {"threads", p.threads},
-               {"read_bytes", p.io ? json(p.io->read_bytes) : json(nullptr)},
-               {"rchar", p.io ? json(p.io->rchar) : json(nullptr)},
-               {"open_fds", p.open_fds},
-               {"weight_files", wf},
-               {"tcp", {{"listening", p.tcp_listening}, {"connecting", p.tcp_connecting}, {"established", p.tcp_established}}},
-               {"wchan", p.thread_states.wchan}};
+    json jp = {
+        {"pid", p.pid},
+        {"ppid", p.ppid},
+        {"comm", p.comm},
+        {"state", std::string(1, p.state)},
+        {"cpu_percent", Round1(cpu.count(p.pid) ? cpu[p.pid] : 0)},
+        {"cpu_seconds", Round1(p.cpu_seconds)},
+        {"rss_bytes", p.rss_bytes},
+        {"threads", p.threads},
+        {"read_bytes", p.io ? json(p.io->read_bytes) : json(nullptr)},
+        {"rchar", p.io ? json(p.io->rchar) : json(nullptr)},
+        {"open_fds", p.open_fds},
+        {"weight_files", wf},
+        {"tcp", {{"listening", p.tcp_listening}, {"connecting", p.tcp_connecting}, {"established", p.tcp_established}}},
+        {"wchan", p.thread_states.wchan}};
     procs.push_back(std::move(jp));
   }
   j["processes"] = std::move(procs);
@@ -83,22 +92,25 @@ nlohmann::json StatusRecord(const Monitor& m, const std::string& service, double
   }
   json caches = json::array();
   for (const auto& c : s.caches) {
-    caches.push_back({{"name", c.name}, {"path", c.path}, {"exists", c.exists}, {"files", c.files}, {"bytes", c.bytes}});
+    caches.push_back(
+        {{"name", c.name}, {"path", c.path}, {"exists", c.exists}, {"files", c.files}, {"bytes", c.bytes}});
   }
   j["caches"] = std::move(caches);
   json gpu = {{"available", s.gpu.available}, {"source", s.gpu.source}};
   if (!s.gpu.available) gpu["note"] = s.gpu.note;
   json devices = json::array();
   for (const auto& d : s.gpu.devices) {
-    devices.push_back({{"index", d.index},
-                       {"memory_used_bytes", d.memory_used_bytes < 0 ? json(nullptr) : json(d.memory_used_bytes)},
-                       {"memory_total_bytes", d.memory_total_bytes < 0 ? json(nullptr) : json(d.memory_total_bytes)},
-                       {"utilization_percent", d.utilization_percent < 0 ? json(nullptr) : json(d.utilization_percent)}});
+    devices.push_back(
+        {{"index", d.index},
+         {"memory_used_bytes", d.memory_used_bytes < 0 ? json(nullptr) : json(d.memory_used_bytes)},
+         {"memory_total_bytes", d.memory_total_bytes < 0 ? json(nullptr) : json(d.memory_total_bytes)},
+         {"utilization_percent", d.utilization_percent < 0 ? json(nullptr) : json(d.utilization_percent)}});
   }
   gpu["devices"] = std::move(devices);
   json gp = json::array();
   for (const auto& p : s.gpu.processes) {
-    gp.push_back({{"pid", p.pid}, {"gpu", p.gpu_index},
+    gp.push_back({{"pid", p.pid},
+                  {"gpu", p.gpu_index},
                   {"memory_used_bytes", p.memory_used_bytes < 0 ? json(nullptr) : json(p.memory_used_bytes)}});
   }
   gpu["processes"] = std::move(gp);
@@ -108,21 +120,20 @@ nlohmann::json StatusRecord(const Monitor& m, const std::string& service, double
 
 nlohmann::json EventRecord(const std::string& event, const std::string& service, int64_t wall_millis,
                            nlohmann::json fields) {
-  nlohmann::json j = {{"schema", kLiveSchema}, {"type", "event"}, {"time", IsoTime(wall_millis)},
-                      {"service", service}, {"event", event}};
+  nlohmann::json j = {{"schema", kLiveSchema},
+                      {"type", "event"},
+                      {"time", IsoTime(wall_millis)},
+                      {"service", service},
+                      {"event", event}};
   for (auto& [k, v] : fields.items()) j[k] = v;
   return j;
 }
 
 nlohmann::json StallJson(const StallDiagnosis& d) {
-  return {{"class", d.class_id},
-          {"title", d.title},
-          {"explanation", d.explanation},
-          {"evidence", d.evidence},
-          {"suggestions", d.suggestions},
-          {"matched", d.matched},
-          {"last_phase", d.last_phase},
-          {"stalled_for_s", Round1(d.stalled_for_seconds)}};
+  return {{"class", d.class_id},          {"title", d.title},
+          {"explanation", d.explanation}, {"evidence", d.evidence},
+          {"suggestions", d.suggestions}, {"matched", d.matched},
+          {"last_phase", d.last_phase},   {"stalled_for_s", Round1(d.stalled_for_seconds)}};
 }
 
 nlohmann::json DiagnosisRecord(const JobEnd& end, int64_t wall_millis, const nlohmann::json& triage) {
@@ -147,9 +158,9 @@ std::string StatusLine(const Monitor& m, const std::string& service, double elap
   FeatureSet f = m.Features(5);
   const probe::LiveSample& s = m.last();
   std::string phase = m.Phase();
-  std::string line = fmt::format("[{:>7.1f}s] {}  phase {} | {} procs, cpu {}%, rss {}", elapsed, service,
-                                 phase.empty() ? "?" : phase, f.Display("processes"), f.Display("max_cpu_percent"),
-                                 f.Display("rss_total"));
+  std::string line =
+      fmt::format("[{:>7.1f}s] {}  phase {} | {} procs, cpu {}%, rss {}", elapsed, service, phase.empty() ? "?" : phase,
+                  f.Display("processes"), f.Display("max_cpu_percent"), f.Display("rss_total"));
   if (f.Number("busy_processes") > 1) line += fmt::format(" ({} busy)", f.Display("busy_processes"));
   if (f.Number("any_read_rate") > 0) line += fmt::format(" | read {}/s", f.Display("any_read_rate"));
   if (f.Number("weight_files_open") > 0) line += fmt::format(" | weights {}", f.Display("weight_read_progress"));
@@ -158,7 +169,8 @@ std::string StatusLine(const Monitor& m, const std::string& service, double elap
     if (s.log->last_output_time) line += fmt::format(", last {} ago", HumanSeconds(s.time - *s.log->last_output_time));
   }
   if (f.Number("compile_workers") > 0) line += fmt::format(" | {} compile workers", f.Display("compile_workers"));
-  if (s.gpu.available) line += fmt::format(" | gpu {} util {}%", f.Display("gpu_memory_used"), f.Display("gpu_util_max"));
+  if (s.gpu.available)
+    line += fmt::format(" | gpu {} util {}%", f.Display("gpu_memory_used"), f.Display("gpu_util_max"));
   double since = m.SecondsSinceProgress();
   if (since >= 5) line += fmt::format(" | no progress for {}", HumanSeconds(since));
   return line;

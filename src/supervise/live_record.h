@@ -10,10 +10,9 @@
 #ifndef FAULTLINE_SUPERVISE_LIVE_RECORD_H_
 #define FAULTLINE_SUPERVISE_LIVE_RECORD_H_
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "supervise/job_end.h"
 #include "supervise/monitor.h"

@@ -1,12 +1,12 @@
 #include "supervise/pipeline_spec.h"
 
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
 #include <fstream>
 #include <functional>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "supervise/duration.h"
 
@@ -68,8 +68,9 @@ Result<ServiceSpec> ParseService(const std::string& name, const YAML::Node& node
   ServiceSpec s;
   s.name = name;
   if (!node.IsMap()) return Error(where, "expected a map");
-  if (Status st = CheckKeys(node, {"command", "environment", "env", "working_dir", "gpus", "ready", "depends_on", "kind",
-                                   "stall_after", "description"},
+  if (Status st = CheckKeys(node,
+                            {"command", "environment", "env", "working_dir", "gpus", "ready", "depends_on", "kind",
+                             "stall_after", "description"},
                             where);
       !st.ok()) {
     return st;
@@ -85,7 +86,8 @@ Result<ServiceSpec> ParseService(const std::string& name, const YAML::Node& node
   YAML::Node env = node["environment"] ? node["environment"] : node["env"];
   if (env) {
     if (env.IsMap()) {
-      for (const auto& kv : env) s.env[kv.first.as<std::string>()] = kv.second.IsNull() ? "" : kv.second.as<std::string>();
+      for (const auto& kv : env)
+        s.env[kv.first.as<std::string>()] = kv.second.IsNull() ? "" : kv.second.as<std::string>();
     } else {
       for (const auto& item : env) {
         std::string kv = item.as<std::string>();
@@ -179,8 +181,8 @@ Status Validate(PipelineSpec& p) {
         if (dep.is_job) {
           d.condition = Dependency::Condition::kCompleted;
         } else {
-          return Error(p.source, fmt::format("{} waits for {} to be ready, but {} has no ready: probe", s.name, d.name,
-                                             d.name));
+          return Error(p.source,
+                       fmt::format("{} waits for {} to be ready, but {} has no ready: probe", s.name, d.name, d.name));
         }
       }
       if (d.condition == Dependency::Condition::kCompleted && !dep.is_job) {
@@ -211,8 +213,8 @@ Status Validate(PipelineSpec& p) {
     for (int g : s.gpus) {
       auto [it, inserted] = owner.emplace(g, s.name);
       if (!inserted && it->second != s.name) {
-        return Error(p.source, fmt::format("GPU {} is given to both {} and {}: GPU sets must not overlap", g, it->second,
-                                           s.name));
+        return Error(p.source, fmt::format("GPU {} is given to both {} and {}: GPU sets must not overlap", g,
+                                           it->second, s.name));
       }
     }
   }
@@ -257,9 +259,12 @@ std::string Interpolate(const std::string& text) {
 
 const char* ConditionName(Dependency::Condition c) {
   switch (c) {
-    case Dependency::Condition::kStarted: return "started";
-    case Dependency::Condition::kReady: return "ready";
-    case Dependency::Condition::kCompleted: return "completed";
+    case Dependency::Condition::kStarted:
+      return "started";
+    case Dependency::Condition::kReady:
+      return "ready";
+    case Dependency::Condition::kCompleted:
+      return "completed";
   }
   return "?";
 }
@@ -270,9 +275,8 @@ Result<PipelineSpec> ParsePipeline(const std::string& yaml_text, const std::stri
   try {
     YAML::Node root = YAML::Load(Interpolate(yaml_text));
     if (!root.IsMap()) return Error(source, "expected a map with services:");
-    if (Status st = CheckKeys(root, {"version", "name", "services", "processes", "stall_after", "grace_period",
-                                     "description"},
-                              source);
+    if (Status st = CheckKeys(
+            root, {"version", "name", "services", "processes", "stall_after", "grace_period", "description"}, source);
         !st.ok()) {
       return st;
     }

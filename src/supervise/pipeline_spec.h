@@ -27,15 +27,15 @@ const char* ConditionName(Dependency::Condition c);
 
 struct ServiceSpec {
   std::string name;
-  bool is_job = false;               // kind: job (exit 0 = done) or service
-  std::vector<std::string> argv;     // a string command becomes sh -c
+  bool is_job = false;            // kind: job (exit 0 = done) or service
+  std::vector<std::string> argv;  // a string command becomes sh -c
   std::map<std::string, std::string> env;
   std::string working_dir;
-  std::vector<int> gpus;             // -> CUDA_VISIBLE_DEVICES
+  std::vector<int> gpus;  // -> CUDA_VISIBLE_DEVICES
   bool gpus_set = false;
   ReadySpec ready;
   std::vector<Dependency> depends_on;
-  double stall_after = -1;           // -1: the pipeline's
+  double stall_after = -1;  // -1: the pipeline's
 };
 
 struct PipelineSpec {

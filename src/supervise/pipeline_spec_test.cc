@@ -64,9 +64,9 @@ TEST(PipelineSpecTest, MistakesAreCaughtBeforeAnythingRuns) {
   EXPECT_NE(ErrorOf("services:\n  a: {command: x, comand: y}\n").find("unknown key 'comand'"), std::string::npos);
   EXPECT_NE(ErrorOf("services:\n  a: {command: x, ready: {http: 'https://h/'}}\n").find("only http://"),
             std::string::npos);
-  EXPECT_NE(ErrorOf("services:\n  a: {command: x, gpus: [0], environment: {CUDA_VISIBLE_DEVICES: '1'}}\n")
-                .find("not both"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf("services:\n  a: {command: x, gpus: [0], environment: {CUDA_VISIBLE_DEVICES: '1'}}\n").find("not both"),
+      std::string::npos);
   EXPECT_NE(ErrorOf("services: [\n").find("p.yaml:"), std::string::npos);
 }
 

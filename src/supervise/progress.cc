@@ -1,8 +1,8 @@
 #include "supervise/progress.h"
 
-#include <cstdlib>
-
 #include <fmt/format.h>
+
+#include <cstdlib>
 
 #include "supervise/features.h"
 
@@ -46,7 +46,8 @@ std::vector<std::string> ProgressTracker::Update(const probe::LiveSample& s) {
       reasons.push_back(fmt::format("log +{}", HumanBytes(static_cast<double>(now.log_bytes - baseline_.log_bytes))));
     }
     if (now.read_bytes - baseline_.read_bytes >= t_.read_bytes) {
-      reasons.push_back(fmt::format("read +{}", HumanBytes(static_cast<double>(now.read_bytes - baseline_.read_bytes))));
+      reasons.push_back(
+          fmt::format("read +{}", HumanBytes(static_cast<double>(now.read_bytes - baseline_.read_bytes))));
     }
     if (std::llabs(now.rss - baseline_.rss) >= t_.rss_bytes) {
       reasons.push_back(fmt::format("RSS {}", HumanBytes(static_cast<double>(now.rss - baseline_.rss))));

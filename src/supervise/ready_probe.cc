@@ -2,18 +2,17 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <httplib.h>
 #include <netdb.h>
 #include <poll.h>
+#include <re2/re2.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstring>
-
-#include <fmt/format.h>
-#include <httplib.h>
-#include <re2/re2.h>
 
 namespace faultline::supervise {
 namespace {
@@ -115,7 +114,7 @@ void ProbeThread::Run() {
     auto start = Clock::now();
     double attempt_timeout = std::max(0.2, std::min(2.0, spec_.interval * 4));
     bool ok = spec_.kind == ReadySpec::Kind::kHttp ? HttpReady(spec_.target, attempt_timeout)
-                                                    : TcpReady(spec_.target, attempt_timeout);
+                                                   : TcpReady(spec_.target, attempt_timeout);
     if (ok) {
       ready_ = true;
       uint64_t one = 1;

@@ -18,9 +18,9 @@ namespace faultline::supervise {
 struct ReadySpec {
   enum class Kind { kNone, kHttp, kTcp, kLog };
   Kind kind = Kind::kNone;
-  std::string target;       // URL, host:port, or RE2 pattern
-  double timeout = 0;       // seconds to become ready; 0 = no limit
-  double interval = 0.5;    // between HTTP/TCP attempts
+  std::string target;     // URL, host:port, or RE2 pattern
+  double timeout = 0;     // seconds to become ready; 0 = no limit
+  double interval = 0.5;  // between HTTP/TCP attempts
 };
 
 // One attempt. http: GET, true on 2xx. tcp: connect() succeeds.

@@ -145,7 +145,8 @@ TEST_F(ClassifierTest, SlowWeightReadIsWeightLoading) {
   auto d = Run(
       [](int i) {
         auto p = Proc(10, 0, 'S', 1 + 0.1 * i);
-        p.weight_files.push_back({"/models/m/model-00001-of-00004.safetensors", 64 * kMiB, (10 + i) * 100 * 1024, false});
+        p.weight_files.push_back(
+            {"/models/m/model-00001-of-00004.safetensors", 64 * kMiB, (10 + i) * 100 * 1024, false});
         return std::vector<ProcessSample>{p};
       },
       {"(EngineCore_DP0 pid=164) INFO 01-23 15:48:47 [gpu_model_runner.py:2602] Starting to load model /models/m..."});

@@ -1,11 +1,11 @@
 #include "supervise/stall_rules.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 #include <re2/re2.h>
 #include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <sstream>
 
 namespace faultline::supervise {
 
@@ -22,10 +22,14 @@ Result<int64_t> ParseBytes(const YAML::Node& node, const std::string& where) {
   std::string unit(end);
   unit.erase(0, unit.find_first_not_of(' '));
   double scale = 1;
-  if (unit == "KiB") scale = 1024.0;
-  else if (unit == "MiB") scale = 1024.0 * 1024;
-  else if (unit == "GiB") scale = 1024.0 * 1024 * 1024;
-  else if (!unit.empty() && unit != "B") return Status::InvalidArgument(fmt::format("{}: unknown unit '{}'", where, unit));
+  if (unit == "KiB")
+    scale = 1024.0;
+  else if (unit == "MiB")
+    scale = 1024.0 * 1024;
+  else if (unit == "GiB")
+    scale = 1024.0 * 1024 * 1024;
+  else if (!unit.empty() && unit != "B")
+    return Status::InvalidArgument(fmt::format("{}: unknown unit '{}'", where, unit));
   return static_cast<int64_t>(v * scale);
 }
 
@@ -57,7 +61,8 @@ Status CheckTemplate(const std::string& text, const std::string& where) {
   size_t i = 0;
   while ((i = text.find('{', i)) != std::string::npos) {
     size_t close = text.find('}', i);
-    if (close == std::string::npos) return Status::InvalidArgument(fmt::format("{}: unclosed '{{' in '{}'", where, text));
+    if (close == std::string::npos)
+      return Status::InvalidArgument(fmt::format("{}: unclosed '{{' in '{}'", where, text));
     std::string name = text.substr(i + 1, close - i - 1);
     if (!KnownFeatures().count(name)) {
       return Status::InvalidArgument(fmt::format("{}: unknown feature {{{}}} in '{}'", where, name, text));
@@ -109,7 +114,8 @@ Result<StallRules> ParseRoot(const YAML::Node& root, const std::string& source) 
   r.busy_cpu_percent = root["busy_cpu_percent"].as<double>(r.busy_cpu_percent);
   r.busy_runnable_fraction = root["busy_runnable_fraction"].as<double>(r.busy_runnable_fraction);
   r.busy_runnable_cpu_percent = root["busy_runnable_cpu_percent"].as<double>(r.busy_runnable_cpu_percent);
-  for (const auto& d : root["cache_dirs"]) r.cache_dirs.push_back({d["name"].as<std::string>(), d["path"].as<std::string>()});
+  for (const auto& d : root["cache_dirs"])
+    r.cache_dirs.push_back({d["name"].as<std::string>(), d["path"].as<std::string>()});
   for (const auto& w : root["compile_workers"]) {
     std::string pattern = w.as<std::string>();
     RE2 re(pattern, RE2::Quiet);
@@ -122,7 +128,8 @@ Result<StallRules> ParseRoot(const YAML::Node& root, const std::string& source) 
   for (const auto& m : root["phase_markers"]) {
     PhaseMarker pm{m["phase"].as<std::string>(), m["pattern"].as<std::string>()};
     RE2 re(pm.pattern, RE2::Quiet);
-    if (!re.ok()) return Status::InvalidArgument(fmt::format("{}: phase {}: bad regex: {}", source, pm.phase, re.error()));
+    if (!re.ok())
+      return Status::InvalidArgument(fmt::format("{}: phase {}: bad regex: {}", source, pm.phase, re.error()));
     r.phase_markers.push_back(std::move(pm));
   }
   for (const auto& c : root["classes"]) {

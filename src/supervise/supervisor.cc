@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
+#include <re2/re2.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,9 +18,6 @@
 #include <map>
 #include <memory>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <re2/re2.h>
 
 #include "probe/live_clock.h"
 #include "probe/proc_fs.h"
@@ -442,8 +441,9 @@ void PipelineRun::StopAll(bool quiet) {
                    {{"signalled", r.signalled}, {"killed_after_grace", killed}, {"seconds", r.seconds}}));
   if (!quiet && (r.signalled > 0 || !r.killed.empty())) {
     Say(fmt::format("faultline: stopped {} process(es) in {}{}", r.signalled, HumanSeconds(r.seconds),
-                    r.killed.empty() ? "" : fmt::format("; {} ignored SIGTERM and were killed after the {} grace period",
-                                                        r.killed.size(), HumanSeconds(spec_.grace_period))));
+                    r.killed.empty() ? ""
+                                     : fmt::format("; {} ignored SIGTERM and were killed after the {} grace period",
+                                                   r.killed.size(), HumanSeconds(spec_.grace_period))));
   }
 }
 
@@ -464,9 +464,9 @@ void PipelineRun::Finish(std::optional<JobEnd> end, RunResult* result) {
     if (!e.log_path.empty() && diagnose_) triage = diagnose_(e.log_path, !options_.json, out_);
     Emit(DiagnosisRecord(e, clock_->WallMillis(), triage));
     std::ofstream(run_dir_ + "/diagnosis.txt") << text.str();
-    std::ofstream(run_dir_ + "/diagnosis.json")
-        << DiagnosisRecord(e, clock_->WallMillis(), triage).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-        << "\n";
+    std::ofstream(run_dir_ + "/diagnosis.json") << DiagnosisRecord(e, clock_->WallMillis(), triage)
+                                                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                                                << "\n";
   } else {
     Emit(DiagnosisRecord(e, clock_->WallMillis(), nullptr));
   }

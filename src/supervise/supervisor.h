@@ -14,11 +14,10 @@
 #define FAULTLINE_SUPERVISE_SUPERVISOR_H_
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "probe/live_gpu.h"
 #include "supervise/job_end.h"

@@ -19,9 +19,9 @@ namespace faultline::supervise {
 using ProcessId = std::pair<int64_t, uint64_t>;  // pid, start time (ticks since boot)
 
 struct StopReport {
-  int signalled = 0;                // processes sent SIGTERM
-  std::vector<int64_t> killed;      // still there after the grace period: SIGKILLed
-  double seconds = 0;               // how long the stop took
+  int signalled = 0;            // processes sent SIGTERM
+  std::vector<int64_t> killed;  // still there after the grace period: SIGKILLed
+  double seconds = 0;           // how long the stop took
 };
 
 // Start time of a living (non-zombie) process, or 0 when it is gone.

@@ -1,14 +1,13 @@
 #include "supervise/watcher.h"
 
 #include <errno.h>
+#include <fmt/format.h>
 #include <poll.h>
+#include <re2/re2.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <memory>
-
-#include <fmt/format.h>
-#include <re2/re2.h>
 
 #include "supervise/child_process.h"
 #include "supervise/stop_signals.h"
@@ -114,7 +113,8 @@ JobEnd Watch(const WatchOptions& options, const StallRules& rules, probe::ProcFs
       if (monitor.Stalled() && options.stop_on_stall) {
         monitor.Tick(on_line, /*detail=*/true);  // fresh thread states and sockets for the classifier
         end.stall = monitor.DiagnoseStall();
-        return finish(Outcome::kStalled, fmt::format("no progress for {}", HumanSeconds(end.stall->stalled_for_seconds)));
+        return finish(Outcome::kStalled,
+                      fmt::format("no progress for {}", HumanSeconds(end.stall->stalled_for_seconds)));
       }
     }
   }

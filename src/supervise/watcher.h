@@ -28,8 +28,8 @@ struct WatchOptions {
   double sample_interval = 1.0;  // seconds between samples
   double status_interval = 10;   // seconds between status callbacks; 0 = none
   double stall_after = 300;
-  double timeout = 0;            // 0 = none
-  bool stop_on_stall = true;     // false: keep watching after reporting
+  double timeout = 0;         // 0 = none
+  bool stop_on_stall = true;  // false: keep watching after reporting
 };
 
 // on_status: called every status_interval with the monitor. stop_fd: a fd

@@ -6,6 +6,7 @@
 // none is left behind. Timings are printed (RecordProperty and stdout) so the
 // numbers in the closing notes can be reproduced: ctest -R live_e2e -V.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,13 +20,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #ifdef FAULTLINE_HAVE_SCHEMA_CHECK
 #include "json_schema.h"
@@ -94,7 +93,8 @@ bool NoneLeft(const std::string& tag, double seconds) {
 }
 
 // Starts argv in the background (own process group), output to `log`.
-pid_t Start(const std::vector<std::string>& argv, const std::string& log, const std::map<std::string, std::string>& env = {}) {
+pid_t Start(const std::vector<std::string>& argv, const std::string& log,
+            const std::map<std::string, std::string>& env = {}) {
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
@@ -265,8 +265,8 @@ TEST_F(LiveE2eTest, WaitReadyDiagnosesACrashWithinASecond) {
 TEST_F(LiveE2eTest, WaitReadyExitsZeroWhenTheServerAnswers) {
   std::string log = Path("vllm.log");
   int port = FreePort();
-  pid_t pid = Start(StandIn({"--replay", kStartupLog, "--delay", "0.01", "--then", "serve", "--port", std::to_string(port)}),
-                    log);
+  pid_t pid = Start(
+      StandIn({"--replay", kStartupLog, "--delay", "0.01", "--then", "serve", "--port", std::to_string(port)}), log);
   Timed t = RunFaultline({"wait-ready", "--url", "http://127.0.0.1:" + std::to_string(port) + "/health", "--pid",
                           std::to_string(pid), "--log", log, "--timeout", "30s", "--no-gpu", "--quiet"});
   EXPECT_EQ(t.exit_code, 0) << t.out << t.err;
@@ -336,9 +336,27 @@ TEST_F(StallTest, ReadingWeightsSlowlyIsWeightLoading) {
 }
 
 TEST_F(LiveE2eTest, RunStopsATreeThatIgnoresSigterm) {
-  Timed t = RunFaultline({"run", "--no-gpu", "--stall-after", "2s", "--grace", "1s", "--status-every", "0", "--runs-dir",
-                          Path("runs"), "--", "python3", kStandIn, "--replay", kStallLog, "--lines", "10", "--then",
-                          "ignore-term", "--tag", tag_});
+  Timed t = RunFaultline({"run",
+                          "--no-gpu",
+                          "--stall-after",
+                          "2s",
+                          "--grace",
+                          "1s",
+                          "--status-every",
+                          "0",
+                          "--runs-dir",
+                          Path("runs"),
+                          "--",
+                          "python3",
+                          kStandIn,
+                          "--replay",
+                          kStallLog,
+                          "--lines",
+                          "10",
+                          "--then",
+                          "ignore-term",
+                          "--tag",
+                          tag_});
   EXPECT_EQ(t.exit_code, 1) << t.out << t.err;
   EXPECT_NE(t.out.find("STALLED"), std::string::npos) << t.out;
   EXPECT_NE(t.err.find("ignored SIGTERM and were killed"), std::string::npos) << t.err;
@@ -346,8 +364,8 @@ TEST_F(LiveE2eTest, RunStopsATreeThatIgnoresSigterm) {
 }
 
 TEST_F(LiveE2eTest, RunDiagnosesACrashAndKeepsTheWholeLog) {
-  Timed t = RunFaultline({"run", "--no-gpu", "--status-every", "0", "--runs-dir", Path("runs"), "--", "python3", kStandIn,
-                          "--replay", kCrashLog, "--then", "crash", "--tag", tag_});
+  Timed t = RunFaultline({"run", "--no-gpu", "--status-every", "0", "--runs-dir", Path("runs"), "--", "python3",
+                          kStandIn, "--replay", kCrashLog, "--then", "crash", "--tag", tag_});
   EXPECT_EQ(t.exit_code, 1) << t.err;
   EXPECT_NE(t.out.find("AssertionError: DP adjusted local rank 3 is out of bounds."), std::string::npos) << t.out;
   // The run directory holds the complete log, byte for byte.
@@ -369,7 +387,8 @@ TEST_F(LiveE2eTest, RunDiagnosesACrashAndKeepsTheWholeLog) {
     ASSERT_TRUE(record.is_object()) << line;
     ++n;
 #ifdef FAULTLINE_HAVE_SCHEMA_CHECK
-    for (const auto& problem : faultline::testing::ValidateSchema(schema, record)) ADD_FAILURE() << problem << " in " << line;
+    for (const auto& problem : faultline::testing::ValidateSchema(schema, record))
+      ADD_FAILURE() << problem << " in " << line;
 #endif
   }
   EXPECT_GE(n, 4);  // started, exited, stopping, diagnosis, stopped
@@ -380,8 +399,8 @@ TEST_F(LiveE2eTest, KillingFaultlineWithSigkillLeavesNothingBehind) {
   std::string runs = Path("runs");
   pid_t faultline_pid = -1;
   std::thread killer;
-  Timed t = RunFaultline({"run", "--no-gpu", "--grace", "1s", "--status-every", "0", "--runs-dir", runs, "--", "python3",
-                          kStandIn, "--then", "spin", "--workers", "3", "--tag", tag_},
+  Timed t = RunFaultline({"run", "--no-gpu", "--grace", "1s", "--status-every", "0", "--runs-dir", runs, "--",
+                          "python3", kStandIn, "--then", "spin", "--workers", "3", "--tag", tag_},
                          {}, [&](pid_t pid) {
                            faultline_pid = pid;
                            killer = std::thread([this, pid] {
