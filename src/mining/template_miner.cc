@@ -176,6 +176,9 @@ void TemplateMiner::Widen(uint32_t g, const MaskedMessage& masked) {
           // masked value (<*>) proves the position holds a variable.
           if (limit < 2 || (masked_rule && DifferByMaskedValue(token, group.tokens[i]))) {
             p.kind = Slot::kVariable;
+            p.prefix = p.suffix = group.tokens[i];
+            p.shortest = group.tokens[i].size();
+            p.Fit(token);
           } else {
             p.kind = Slot::kVariant;
             p.values = {group.tokens[i], std::string(token)};
@@ -189,6 +192,9 @@ void TemplateMiner::Widen(uint32_t g, const MaskedMessage& masked) {
           p.values.emplace_back(token);
           if (p.values.size() > limit || (masked_rule && DifferByMaskedValue(token, p.values.front()))) {
             p.kind = Slot::kVariable;
+            p.prefix = p.suffix = p.values.front();
+            p.shortest = p.values.front().size();
+            for (const std::string& v : p.values) p.Fit(v);
             p.values.clear();
             p.values.shrink_to_fit();
             rekey = true;
@@ -196,10 +202,40 @@ void TemplateMiner::Widen(uint32_t g, const MaskedMessage& masked) {
         }
         break;
       case Slot::kVariable:
+        if (p.Fit(token)) rekey = true;
         break;
     }
   }
   if (rekey) Rekey(g);
+}
+
+bool TemplateMiner::Position::Fit(std::string_view value) {
+  const size_t old_prefix = prefix.size();
+  const size_t old_suffix = suffix.size();
+  size_t k = 0;
+  while (k < prefix.size() && k < value.size() && prefix[k] == value[k]) ++k;
+  prefix.resize(k);
+  // Never cut a <*> in two: the affixes stop before the first '<' / after
+  // the last '>'.
+  if (size_t lt = prefix.find('<'); lt != std::string::npos) prefix.resize(lt);
+  size_t m = 0;
+  while (m < suffix.size() && m < value.size() && suffix[suffix.size() - 1 - m] == value[value.size() - 1 - m]) ++m;
+  suffix.erase(0, suffix.size() - m);
+  if (size_t gt = suffix.rfind('>'); gt != std::string::npos) suffix.erase(0, gt + 1);
+  const size_t old_shortest = shortest;
+  shortest = std::min(shortest, value.size());
+  return prefix.size() != old_prefix || suffix.size() != old_suffix || shortest != old_shortest;
+}
+
+std::string TemplateMiner::Position::Render() const {
+  std::string_view tail = suffix;
+  if (prefix.size() + tail.size() > shortest) {
+    tail.remove_prefix(std::min(tail.size(), prefix.size() + tail.size() - shortest));
+  }
+  std::string out = prefix;
+  out += kWildcard;
+  out += tail;
+  return out;
 }
 
 void TemplateMiner::Rekey(uint32_t g) {
@@ -213,7 +249,7 @@ void TemplateMiner::Rekey(uint32_t g) {
   for (uint32_t slot : members) {
     Template& t = slots_[slot];
     for (size_t i = 0; i < t.tokens_.size(); ++i) {
-      if (group.positions[i].kind == Slot::kVariable) t.tokens_[i] = kWildcard;
+      if (group.positions[i].kind == Slot::kVariable) t.tokens_[i] = group.positions[i].Render();
     }
     t.key_ = KeyOf(group, t.tokens_);
     Render(t, group);
@@ -263,7 +299,10 @@ uint32_t TemplateMiner::TemplateFor(uint32_t g, const MaskedMessage& masked) {
   t.merged_ids_.clear();
   t.tokens_.resize(group.tokens.size());
   for (size_t i = 0; i < group.tokens.size(); ++i) {
-    t.tokens_[i] = group.positions[i].kind == Slot::kVariant ? std::string(masked.tokens[i]) : group.tokens[i];
+    const Position& p = group.positions[i];
+    t.tokens_[i] = p.kind == Slot::kVariant    ? std::string(masked.tokens[i])
+                   : p.kind == Slot::kVariable ? p.Render()
+                                               : group.tokens[i];
   }
   t.key_ = key;
   t.group_ = g;

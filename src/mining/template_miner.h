@@ -154,6 +154,15 @@ class TemplateMiner {
   struct Position {
     Slot kind = Slot::kConstant;
     std::vector<std::string> values;  // kVariant: the values seen
+    // kVariable: what all its values start and end with, so that the text
+    // reads "rhost=<*>" or "[Thunderbird_<*>]" rather than "<*>".
+    std::string prefix;
+    std::string suffix;
+    size_t shortest = SIZE_MAX;  // length of the shortest value
+    // Narrows prefix and suffix to fit `value` too; true if they changed.
+    bool Fit(std::string_view value);
+    // prefix<*>suffix, the two never overlapping in the shortest value.
+    std::string Render() const;
   };
   // Messages that routed to one leaf and were similar enough: a Drain
   // cluster. Its templates differ at the kVariant positions.

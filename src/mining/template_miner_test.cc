@@ -119,7 +119,24 @@ TEST(TemplateMiner, SimilarityThresholdSplits) {
   TemplateId c = loose->Add("Failed to get next element [HRESULT = 0x800f080d - CBS_E_MANIFEST_INVALID_ITEM]");
   TemplateId d = loose->Add("Failed to internally open package. [HRESULT = 0x800f0805 - CBS_E_INVALID_PACKAGE]");
   EXPECT_EQ(c, d);
-  EXPECT_EQ(loose->Get(c).text(), "Failed to <*> <*> <*> [HRESULT = <*> - <*>");
+  EXPECT_EQ(loose->Get(c).text(), "Failed to <*> <*> <*> [HRESULT = <*> - CBS_E_<*>]");
+}
+
+TEST(TemplateMiner, AVariableKeepsWhatItsValuesShare) {
+  TemplateMiner miner;
+  // From the loghub Thunderbird sample: the comma and the key survive.
+  TemplateId a = miner.Add("synchronized to 10.100.20.250, stratum 3");
+  TemplateId b = miner.Add("synchronized to LOCAL(0), stratum 10");
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(miner.Get(a).text(), "synchronized to <*>, stratum <*>");
+  TemplateId c = miner.Add("data_thread() got not answer from any [Thunderbird_A8] datasource");
+  for (const char* node : {"B3", "C1", "D7", "E2"}) {
+    miner.Add(fmt::format("data_thread() got not answer from any [Thunderbird_{}] datasource", node));
+  }
+  // Past variant_values (3) node names the position is a variable.
+  EXPECT_EQ(miner.size(), 2u);
+  EXPECT_EQ(miner.Get(c).count(), 5u);
+  EXPECT_EQ(miner.Get(c).text(), "data_thread() got not answer from any [Thunderbird_<*>] datasource");
 }
 
 TEST(TemplateMiner, LengthsNeverMix) {
