@@ -290,7 +290,7 @@ const MaskedMessage& Masker::Mask(std::string_view message) {
       // date word (short).
       buffer_.append(message.substr(start, i - start));
     } else {
-      MaskToken(message.substr(start, i - start));
+      MaskToken(message.substr(start, i - start), classes);
     }
     std::string_view masked(buffer_.data() + begin, buffer_.size() - begin);
     if (options_.collapse_wildcards && masked == kWildcard && !token_spans_.empty()) {
@@ -335,7 +335,7 @@ const MaskedMessage& Masker::Mask(std::string_view message) {
   return result_;
 }
 
-void Masker::MaskToken(std::string_view token) {
+void Masker::MaskToken(std::string_view token, int classes) {
   size_t lead = 0;
   size_t end = token.size();
   while (lead < end && IsLeadingPunct(token[lead]) && !token.substr(lead).starts_with(kWildcard)) ++lead;
@@ -348,15 +348,21 @@ void Masker::MaskToken(std::string_view token) {
     return;
   }
   buffer_.append(token.substr(0, lead));
-  MaskCore(token.substr(lead, end - lead));
+  // Stripped punctuation holds no digit, letter or slash: the token's class
+  // bits serve for its core (a colon bit too many only costs a check).
+  MaskCore(token.substr(lead, end - lead), classes);
   buffer_.append(token.substr(end));
 }
 
-void Masker::MaskCore(std::string_view core) {
+void Masker::MaskCore(std::string_view core, int token_classes) {
   // Fast paths: every class but `date` needs a digit or a slash, and a
   // digit without letters is a number whatever else it could be.
   uint8_t classes = 0;
-  for (char c : core) classes |= ClassOf(c);
+  if (token_classes >= 0) {
+    classes = static_cast<uint8_t>(token_classes);
+  } else {
+    for (char c : core) classes |= ClassOf(c);
+  }
   const bool digit = classes & kDigitBit;
   const bool slash = classes & kSlashBit;
   const bool letter = classes & kAlphaBit;

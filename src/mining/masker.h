@@ -100,8 +100,10 @@ class Masker {
  private:
   explicit Masker(MaskOptions options);
   // Appends the masked form of `token` to buffer_.
-  void MaskToken(std::string_view token);
-  void MaskCore(std::string_view core);
+  // `classes`: the character-class bits of the token (masker.cc), or -1
+  // to compute them.
+  void MaskToken(std::string_view token, int classes);
+  void MaskCore(std::string_view core, int classes = -1);
   void MaskDigitRunsOrKeep(std::string_view core);
 
   MaskOptions options_;

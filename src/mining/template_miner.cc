@@ -51,12 +51,21 @@ TemplateId TemplateMiner::Add(std::string_view message) {
   if (options_.cache_entries > 0) {
     auto hit = cache_.find(masked.key);
     if (hit != cache_.end()) {
-      auto live = id_to_slot_.find(hit->second);
-      if (live != id_to_slot_.end()) {
-        Template& t = slots_[live->second];
+      // The slot remembered with the id saves a lookup unless the template
+      // was merged or evicted since.
+      uint32_t slot = hit->second.slot;
+      if (slot >= slots_.size() || !slots_[slot].live_ || slots_[slot].id_ != hit->second.id) {
+        auto live = id_to_slot_.find(hit->second.id);
+        slot = live == id_to_slot_.end() ? UINT32_MAX : live->second;
+      }
+      if (slot != UINT32_MAX) {
+        hit->second.slot = slot;
+        Template& t = slots_[slot];
         ++t.count_;
-        LruUnlink(live->second);
-        LruPushFront(live->second);
+        if (lru_head_ != slot) {
+          LruUnlink(slot);
+          LruPushFront(slot);
+        }
         return t.id_;
       }
       cache_.erase(hit);
@@ -101,7 +110,7 @@ TemplateId TemplateMiner::Add(std::string_view message) {
   while (live_count_ > options_.max_templates) Evict(lru_tail_);
   if (options_.cache_entries > 0) {
     if (cache_.size() >= options_.cache_entries) cache_.clear();
-    cache_.emplace(std::string(masked.key), id);
+    cache_.emplace(std::string(masked.key), CacheEntry{id, slot});
   }
   return id;
 }

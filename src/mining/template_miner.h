@@ -200,7 +200,11 @@ class TemplateMiner {
   std::vector<Template> slots_;
   std::vector<uint32_t> free_slots_;
   std::unordered_map<TemplateId, uint32_t> id_to_slot_;  // own and merged ids
-  StringMap<TemplateId> cache_;
+  struct CacheEntry {
+    TemplateId id;
+    uint32_t slot;  // where id lived when cached
+  };
+  StringMap<CacheEntry> cache_;
   uint32_t lru_head_ = UINT32_MAX;  // most recently matched
   uint32_t lru_tail_ = UINT32_MAX;
   TemplateId next_id_ = 0;
