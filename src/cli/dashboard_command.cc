@@ -22,31 +22,18 @@ struct DashboardArgs {
 };
 
 int RunDashboard(const DashboardArgs& a) {
-  web::DashboardOptions o;
-  o.run_dir = a.run_dir;
-  o.token = a.token;
-  o.allow_control = a.allow_control;
-  if (!web::ParseListenAddress(a.listen, &o.host, &o.port)) {
-    std::cerr << "faultline: --listen " << a.listen << ": expected HOST:PORT (e.g. 127.0.0.1:8765)\n";
-    return kExitUsage;
-  }
-  if (!web::IsLoopbackHost(o.host) && o.token.empty()) {
-    o.token = web::GenerateToken();
-    std::cerr << "faultline: " << o.host << " is not a loopback address: every request needs the token "
-              << o.token << " (generated; pass --dashboard-token to choose it)\n";
-  }
-  // Ctrl-C and SIGTERM are taken by sigwait below, in no other thread.
+  // Ctrl-C and SIGTERM are taken by sigwait below, in no other thread: block
+  // them before the server's threads start (they inherit the mask).
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  auto d = web::Dashboard::Start(o);
+  auto d = web::StartDashboardFor(a.listen, a.run_dir, a.token, a.allow_control, std::cout);
   if (!d.ok()) {
     std::cerr << "faultline: " << d.status().message() << "\n";
     return kExitUsage;
   }
-  std::cout << "faultline: dashboard of " << a.run_dir << " at " << (*d)->url() << std::endl;
   if (a.allow_control) {
     std::cerr << "faultline: --allow-control: a run directory has no processes to control; the stop endpoint "
                  "answers 501 (it is live under `run --dashboard`)\n";

@@ -100,6 +100,8 @@ class DashboardImpl : public Dashboard {
                                          options_.host, options_.port));
     }
     listener_ = std::thread([this] { server_.listen_after_bind(); });
+    // stop() before the listen loop runs would be lost: wait for it.
+    for (int i = 0; i < 5000 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     watcher_ = std::thread([this] { Watch(); });
     return Status::Ok();
   }
@@ -470,6 +472,27 @@ std::string GenerateToken() {
   std::string out;
   for (unsigned char b : bytes) out += fmt::format("{:02x}", b);
   return out;
+}
+
+Result<std::unique_ptr<Dashboard>> StartDashboardFor(const std::string& listen, const std::string& run_dir,
+                                                     std::string token, bool allow_control, std::ostream& out) {
+  DashboardOptions o;
+  o.run_dir = run_dir;
+  o.allow_control = allow_control;
+  if (!ParseListenAddress(listen, &o.host, &o.port)) {
+    return Status::InvalidArgument(fmt::format("{}: expected HOST:PORT (e.g. 127.0.0.1:8765)", listen));
+  }
+  if (!IsLoopbackHost(o.host) && token.empty()) {
+    token = GenerateToken();
+    out << fmt::format("faultline: {} is not a loopback address: every request needs the token {} "
+                       "(generated; --dashboard-token chooses it)\n",
+                       o.host, token);
+  }
+  o.token = std::move(token);
+  auto d = Dashboard::Start(std::move(o));
+  if (!d.ok()) return d.status();
+  out << fmt::format("faultline: dashboard of {} at {}", run_dir, (*d)->url()) << std::endl;
+  return d;
 }
 
 Result<std::unique_ptr<Dashboard>> Dashboard::Start(DashboardOptions options) {

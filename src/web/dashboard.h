@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "util/status.h"
@@ -58,6 +59,14 @@ class Dashboard {
   virtual void Wait() = 0;
   virtual void Stop() = 0;
 };
+
+// What `dashboard` and `run --dashboard` share: parses `listen` (HOST:PORT),
+// generates a token off loopback when `token` is empty, starts the server on
+// `run_dir`, and prints the URL (and a generated token) on `out`:
+//   faultline: dashboard of runs/... at http://127.0.0.1:8765/
+// kInvalidArgument for a bad address; Start's errors otherwise.
+Result<std::unique_ptr<Dashboard>> StartDashboardFor(const std::string& listen, const std::string& run_dir,
+                                                     std::string token, bool allow_control, std::ostream& out);
 
 }  // namespace faultline::web
 

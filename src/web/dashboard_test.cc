@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -208,6 +209,14 @@ TEST_F(DashboardTest, OptionsAreChecked) {
   EXPECT_EQ(port, 8766);
   EXPECT_FALSE(ParseListenAddress("host:99999", &host, &port));
   EXPECT_FALSE(ParseListenAddress("host:http", &host, &port));
+  std::ostringstream out;
+  EXPECT_FALSE(StartDashboardFor("nowhere", dir_.string(), "", false, out).ok());
+  auto open = StartDashboardFor("0.0.0.0:0", dir_.string(), "", false, out);
+  ASSERT_TRUE(open.ok()) << open.status().message();
+  EXPECT_NE(out.str().find("needs the token"), std::string::npos);
+  EXPECT_NE(out.str().find("faultline: dashboard of " + dir_.string() + " at http://127.0.0.1:"), std::string::npos);
+  EXPECT_NE(out.str().find("?token="), std::string::npos);
+  (*open)->Stop();
   EXPECT_EQ(GenerateToken().size(), 32u);
   EXPECT_NE(GenerateToken(), GenerateToken());
 }
