@@ -4,6 +4,7 @@
 #ifndef FAULTLINE_CLI_LIVE_SUPPORT_H_
 #define FAULTLINE_CLI_LIVE_SUPPORT_H_
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -53,6 +54,14 @@ inline supervise::LogDiagnoser Diagnoser(const std::string& color) {
     if (!report.ok()) {
       if (print_text) out << "(no diagnosis of " << log_path << ": " << report.status().message() << ")\n";
       return nullptr;
+    }
+    // Called only when the live monitor saw the job die or stall: a log
+    // that shows no error is then not "healthy", whatever phase it reached.
+    if (report->verdict == report::Verdict::kHealthy) {
+      report->verdict = report::Verdict::kStalled;
+      report->stall_hints.push_back(fmt::format(
+          "the log shows no error (it reached {}); the live signals above tell why the job stopped",
+          report->last_phase.value_or("no known phase")));
     }
     if (print_text) {
       report::TextOptions text;

@@ -93,7 +93,8 @@ void PrintText(const TriageReport& r, const TextOptions& opt, std::ostream& out)
     row("rule", rc.rule ? *rc.rule + (rc.category.empty() ? "" : " (" + rc.category + ")")
                         : std::string("none: an unknown error, found by log structure"));
   } else if (r.verdict == Verdict::kStalled) {
-    out << st.Yellow("stalled") << "     the log ends without an error before the job was ready\n";
+    out << st.Yellow("stalled") << "     the log ends without an error"
+        << (r.phases_never_reached.empty() ? "" : " before the job was ready") << "\n";
     if (r.last_line) row("last line", fmt::format("{}:{}: {}", r.last_line->file, r.last_line->line, r.last_line->text.substr(0, 200)));
   } else {
     out << st.Green("healthy") << "     no failure found\n";

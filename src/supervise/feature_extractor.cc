@@ -183,13 +183,17 @@ FeatureSet FeatureExtractor::Compute(const std::vector<const LiveSample*>& windo
     }
   }
   f.SetText("top_wchan", top_wchan);
+  // The compiler's clone suffixes (poll_schedule_timeout.constprop.0,
+  // .isra.0, .part.0) vary between kernel builds: compare base names.
+  std::map<std::string, int, std::less<>> by_base;
+  for (const auto& [name, n] : wchan) by_base[name.substr(0, name.find('.'))] += n;
   for (const char* group : {"socket", "poll", "futex", "sleep", "pipe"}) {
     int n = 0;
     auto it = rules_.wait_channels.find(group);
     if (it != rules_.wait_channels.end()) {
       for (const auto& name : it->second) {
-        auto w = wchan.find(name);
-        if (w != wchan.end()) n += w->second;
+        auto w = by_base.find(std::string_view(name).substr(0, name.find('.')));
+        if (w != by_base.end()) n += w->second;
       }
     }
     f.SetNumber(fmt::format("{}_wait_threads", group), n);

@@ -141,6 +141,25 @@ TEST_F(ClassifierTest, SleepingInARendezvousIsDistributedInit) {
   EXPECT_EQ(features_.Number("futex_wait_threads"), 3);
 }
 
+TEST_F(ClassifierTest, RanksAsleepInACollectiveAfterTrainingStartedIsCollectiveHang) {
+  // As measured on the H200 under faultline run: rank 0 blocked in a gloo
+  // all_reduce (threads in poll; the kernel names the wait channel with a
+  // compiler clone suffix), rank 1 asleep in time.sleep, the launcher idle.
+  auto d = Run(
+      [](int i) {
+        auto launcher = Proc(10, 0, 'S', 2);
+        auto waiting = Proc(11, 1, 'S', 5);
+        waiting.thread_states.wchan["poll_schedule_timeout.constprop.0"] = 3;
+        auto behind = Proc(12, 1, 'S', 5);
+        behind.thread_states.wchan["hrtimer_nanosleep"] = 1;
+        return std::vector<ProcessSample>{launcher, waiting, behind};
+      },
+      {"rank 0: process group initialized (gloo, world size 2)", "step 3/100 loss 0.3333"});
+  EXPECT_EQ(d.class_id, "collective-hang");
+  EXPECT_EQ(features_.Number("poll_wait_threads"), 3);
+  EXPECT_EQ(features_.Number("sleep_wait_threads"), 1);
+}
+
 TEST_F(ClassifierTest, SlowWeightReadIsWeightLoading) {
   auto d = Run(
       [](int i) {
