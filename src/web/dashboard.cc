@@ -165,6 +165,9 @@ class DashboardImpl : public Dashboard {
   }
 
   void Routes() {
+    // Small answers on kept-alive connections: without this, Nagle and delayed
+    // ACKs add ~40 ms to a response written in two pieces.
+    server_.set_tcp_nodelay(true);
     server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       res.set_header("X-Content-Type-Options", "nosniff");
       res.set_header("Referrer-Policy", "no-referrer");

@@ -69,7 +69,7 @@ async function main() {
     // The page's CSP forbids eval, which playwright's waitForFunction polling uses.
     bypassCSP: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
   const page = browser.pages()[0] || await browser.newPage();
   page.on('pageerror', (e) => { console.log(`page error: ${e.message}`); failures++; });

@@ -83,7 +83,7 @@ const browser = await chromium.launchPersistentContext(fs.mkdtempSync(path.join(
   executablePath: '/usr/bin/chromium',
   headless: true,
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
+    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
 });
 const page = browser.pages()[0] || await browser.newPage();
 const tp = performance.now();
