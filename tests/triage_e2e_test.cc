@@ -230,5 +230,36 @@ TEST_F(TriageE2eTest, BadRuleFileIsReportedWithFileAndLine) {
   EXPECT_EQ(check.exit_code, 0) << check.out;
 }
 
+// `run --dashboard` serves the run while it runs (the page itself is tested
+// in a browser by tests/web).
+TEST_F(TriageE2eTest, RunWithDashboardServesTheRunWhileItRuns) {
+  const std::string script = R"SH(
+set -u
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cd "$SRC" && SEED_MODE=stall "$BIN" run --no-gpu --stall-after 6s --status-every 1s --runs-dir "$DIR/runs" \
+  --dashboard 127.0.0.1:$port -f examples/seed-pipeline/pipeline.yaml > "$DIR/run.out" 2> "$DIR/run.err" &
+run=$!
+python3 - "$port" <<'PY'
+import json, sys, time, urllib.request
+for _ in range(100):
+    try:
+        r = json.load(urllib.request.urlopen("http://127.0.0.1:%s/api/run" % sys.argv[1], timeout=2))
+        if r.get("services"):
+            print("name=%s services=%d" % (r["name"], len(r["services"])))
+            break
+    except Exception:
+        pass
+    time.sleep(0.1)
+PY
+wait $run
+echo "run exit=$?"
+)SH";
+  CommandResult r = RunShell("SRC=" + ShellQuote(FAULTLINE_SOURCE_DIR) + " BIN=" + ShellQuote(kBin) + " DIR=" +
+                             ShellQuote(dir_.string()) + " bash -c " + ShellQuote(script));
+  EXPECT_NE(r.out.find("name=seed-pipeline services="), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("run exit=1"), std::string::npos) << r.out;
+  EXPECT_NE(ReadFile((dir_ / "run.err").string()).find("faultline: dashboard of "), std::string::npos);
+}
+
 }  // namespace
 }  // namespace faultline::testing

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "web/dashboard.h"
 #include "cli/live_support.h"
 #if __has_include("preflight/preflight.h")
 #define FAULTLINE_HAVE_PREFLIGHT 1
@@ -35,6 +36,8 @@ struct RunArgs {
   bool json = false;
   bool no_preflight = false;
   bool no_gpu = false;
+  std::string dashboard;  // HOST:PORT
+  std::string dashboard_token;
 };
 
 // Preflight of every command it knows. Returns false when one has a
@@ -116,6 +119,18 @@ int RunRun(const RunArgs& a) {
   options.runs_dir = a.runs_dir;
   options.json = a.json;
   auto gpu = live::GpuSource(a.no_gpu);
+  std::unique_ptr<web::Dashboard> dashboard;
+  if (!a.dashboard.empty()) {
+    // Started from the supervisor's hook: after its keeper process is forked
+    // (no threads may exist then), before the first service starts.
+    options.on_run_dir = [&](const std::string& run_dir) {
+      auto started = web::StartDashboardFor(a.dashboard, run_dir, a.dashboard_token, /*allow_control=*/false, std::cerr);
+      if (started.ok()) dashboard = std::move(*started);
+      else std::cerr << "faultline: dashboard: " << started.status().message() << "\n";
+    };
+    // The page plots the samples the run records; record them more often.
+    if (a.status_every == "10s") options.status_interval = 2;
+  }
   auto result = supervise::RunPipeline(spec, *rules, options, gpu.get(), live::Diagnoser(a.color));
   if (!result.ok()) {
     std::cerr << "faultline: " << result.status().message() << "\n";
@@ -143,6 +158,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", args->json, "faultline.live/1 records (JSON Lines) on stdout; program output on stderr");
   cmd->add_flag("--no-preflight", args->no_preflight, "start even when preflight finds a blocking problem");
   cmd->add_flag("--no-gpu", args->no_gpu, "do not sample GPUs");
+  cmd->add_option("--dashboard", args->dashboard,
+                  "serve a live page of this run on HOST:PORT, e.g. 127.0.0.1:8765 (docs/dashboard.md)");
+  cmd->add_option("--dashboard-token", args->dashboard_token,
+                  "token every dashboard request must carry (required off loopback; generated when omitted)");
   cmd->callback([args, exit_code]() { *exit_code = RunRun(*args); });
 }
 

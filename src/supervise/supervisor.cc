@@ -492,6 +492,7 @@ Result<RunResult> PipelineRun::Run() {
   auto keeper = Keeper::Start(spec_.grace_period);
   if (!keeper.ok()) return keeper.status();
   keeper_ = std::move(*keeper);
+  if (options_.on_run_dir) options_.on_run_dir(run_dir_);
   BecomeSubreaper();
   stop_fd_ = InstallStopSignals();
   services_.resize(spec_.services.size());

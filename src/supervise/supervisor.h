@@ -38,6 +38,9 @@ struct SupervisorOptions {
   bool json = false;            // faultline.live/1 records on `out`; children's output on stderr
   std::ostream* out = nullptr;  // diagnosis and records (default std::cout)
   std::ostream* err = nullptr;  // status lines and events (default std::cerr)
+  // Called once the run directory exists and the keeper is forked, before
+  // any process starts: the place to start threads (the dashboard).
+  std::function<void(const std::string& run_dir)> on_run_dir;
 };
 
 struct RunResult {
