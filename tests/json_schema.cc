@@ -57,8 +57,10 @@ void Check(const json& root, const json& schema, const json& v, const std::strin
     for (auto it = v.begin(); it != v.end(); ++it) {
       if (props.contains(it.key())) {
         Check(root, props[it.key()], it.value(), path + "." + it.key(), out);
-      } else if (schema.contains("additionalProperties") && schema["additionalProperties"] == false) {
-        out->push_back(path + ": unexpected field " + it.key());
+      } else if (schema.contains("additionalProperties")) {
+        const json& extra = schema["additionalProperties"];
+        if (extra.is_boolean() && !extra.get<bool>()) out->push_back(path + ": unexpected field " + it.key());
+        if (extra.is_object()) Check(root, extra, it.value(), path + "." + it.key(), out);
       }
     }
   }

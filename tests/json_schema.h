@@ -1,5 +1,5 @@
 // A small JSON Schema checker for the subset our docs/*.schema.json use:
-// type (string or list), properties, required, additionalProperties: false,
+// type (string or list), properties, required, additionalProperties (false or a schema),
 // items, enum, const, minimum. Enough to keep the documented contract and the
 // writer from drifting apart.
 #ifndef FAULTLINE_TESTS_JSON_SCHEMA_H_

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "json_schema_check.h"
+#include "json_schema.h"
 
 namespace faultline {
 namespace {
@@ -71,7 +71,7 @@ class PreflightE2eTest : public ::testing::Test {
     if (doc.is_discarded()) return json::object();
     std::ifstream in(std::string(FAULTLINE_SOURCE_DIR) + "/docs/preflight.schema.json");
     json schema = json::parse(in);
-    for (const std::string& e : testing::CheckJsonSchema(schema, doc)) ADD_FAILURE() << "schema: " << e;
+    for (const std::string& e : testing::ValidateSchema(schema, doc)) ADD_FAILURE() << "schema: " << e;
     EXPECT_EQ(doc["blocking"].get<bool>(), r.exit_code == 1) << "exit code must follow 'blocking'";
     return doc;
   }
