@@ -4,6 +4,8 @@
 #ifndef FAULTLINE_CLI_LIVE_SUPPORT_H_
 #define FAULTLINE_CLI_LIVE_SUPPORT_H_
 
+#include <cerrno>
+#include <signal.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -43,6 +45,17 @@ inline bool Duration(const std::string& name, const std::string& text, double* s
     return false;
   }
   *seconds = *d;
+  return true;
+}
+
+// True when every --pid names a live process; else prints why (exit 2).
+inline bool PidsExist(const std::vector<int64_t>& pids) {
+  for (int64_t pid : pids) {
+    if (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+      std::cerr << "faultline: --pid " << pid << ": no such process\n";
+      return false;
+    }
+  }
   return true;
 }
 

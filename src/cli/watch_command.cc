@@ -38,12 +38,7 @@ int RunWatch(const WatchArgs& a) {
       !live::Duration("--stall-after", a.stall_after, &w.stall_after)) {
     return kExitUsage;
   }
-  for (int64_t pid : a.pids) {
-    if (pid <= 0 || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
-      std::cerr << "faultline: --pid " << pid << ": no such process\n";
-      return kExitUsage;
-    }
-  }
+  if (!live::PidsExist(a.pids)) return kExitUsage;
   auto rules = live::LoadRules(a.stall_rules);
   if (!rules.ok()) {
     std::cerr << "faultline: " << rules.status().message() << "\n";
