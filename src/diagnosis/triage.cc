@@ -19,8 +19,8 @@ namespace {
 
 class ReportBuilder {
  public:
-  ReportBuilder(const Findings& f, const rules::RuleSet& rules, const std::vector<std::string>& names)
-      : f_(f), rules_(rules), names_(names) {}
+  ReportBuilder(const rules::RuleSet& rules, const std::vector<std::string>& names)
+      : rules_(rules), names_(names) {}
 
   LineRef Ref(const events::LineInfo& l) const {
     return LineRef{names_[static_cast<size_t>(l.file)], l.line, rules_.Redact(l.text)};
@@ -39,7 +39,6 @@ class ReportBuilder {
   std::string Redact(const std::string& s) const { return rules_.Redact(s); }
 
  private:
-  const Findings& f_;
   const rules::RuleSet& rules_;
   const std::vector<std::string>& names_;
 };
@@ -187,7 +186,7 @@ Result<report::TriageReport> Triage(const TriageOptions& options) {
   }
   const bool multi_file = expanded->files.size() > 1;
   Ranking ranking = Rank(findings, rules, multi_file);
-  ReportBuilder rb(findings, rules, names);
+  ReportBuilder rb(rules, names);
 
   report::TriageReport out;
   out.total_lines = findings.total_lines;

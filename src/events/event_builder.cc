@@ -62,7 +62,7 @@ EventBuilder::ProcessState& EventBuilder::StateFor(const parse::ParsedLine& p) {
   return processes_[std::string(p.process)];
 }
 
-void EventBuilder::SetOpen(ProcessState& ps, bool /*hint*/) {
+void EventBuilder::UpdateOpen(ProcessState& ps) {
   bool open = ps.state != State::kIdle || ps.has_pending;
   if (open != ps.open) {
     open_count_ += open ? 1 : -1;
@@ -175,7 +175,7 @@ void EventBuilder::Add(const LineView& line) {
   if (ps.state == State::kInTraceback) {
     if (msg.empty() || Indented(msg) || traceback_start || chain_marker) {
       AddContext(ps.pending, line);
-      SetOpen(ps, true);
+      UpdateOpen(ps);
       return;
     }
     // The first unindented line ends a traceback segment: the exception.
@@ -194,7 +194,7 @@ void EventBuilder::Add(const LineView& line) {
     AddContext(ps.pending, line);
     ps.state = State::kAfterException;
     ps.lines_since_key = 0;
-    SetOpen(ps, true);
+    UpdateOpen(ps);
     return;
   }
 
@@ -212,7 +212,7 @@ void EventBuilder::Add(const LineView& line) {
       AddMatches(ps.pending, line);
       AddContext(ps.pending, line);
       Emit(ps);
-      SetOpen(ps, false);
+      UpdateOpen(ps);
       return;
     }
     if (!traceback_start) {
@@ -222,7 +222,7 @@ void EventBuilder::Add(const LineView& line) {
       const bool other_record = !p.format.empty() && p.level != parse::Level::kError &&
                                 p.level != parse::Level::kCritical && p.level != parse::Level::kUnknown;
       if (msg.empty() && ps.lines_since_key <= 2) {
-        SetOpen(ps, true);
+        UpdateOpen(ps);
         return;
       }
       // Continuation of a multi-line message: plain text, no new event shape.
@@ -230,7 +230,7 @@ void EventBuilder::Add(const LineView& line) {
           ps.pending.kind != EventKind::kErrorLog) {
         AddContext(ps.pending, line);
         AddMatches(ps.pending, line);
-        SetOpen(ps, true);
+        UpdateOpen(ps);
         return;
       }
     }
@@ -241,11 +241,11 @@ void EventBuilder::Add(const LineView& line) {
 
   if (traceback_start) {
     StartTraceback(ps, line);
-    SetOpen(ps, true);
+    UpdateOpen(ps);
     return;
   }
   SingleLine(ps, line);
-  SetOpen(ps, ps.has_pending);
+  UpdateOpen(ps);
 }
 
 void EventBuilder::Finish() {

@@ -64,7 +64,7 @@ class EventBuilder {
   void Emit(ProcessState& ps);
   void StartTraceback(ProcessState& ps, const LineView& line);
   void SingleLine(ProcessState& ps, const LineView& line);
-  void SetOpen(ProcessState& ps, bool open);
+  void UpdateOpen(ProcessState& ps);  // recounts open_count_ after a state change
   ProcessState& StateFor(const parse::ParsedLine& p);
 
   Sink sink_;

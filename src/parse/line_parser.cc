@@ -463,6 +463,4 @@ ParsedLine ParseProcessPrefixes(std::string_view line) {
   return out;
 }
 
-Timestamp ParseTimestamp(std::string_view line) { return ParseLine(line).time; }
-
 }  // namespace faultline::parse

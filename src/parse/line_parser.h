@@ -28,10 +28,6 @@ ParsedLine ParseLine(std::string_view line);
 // attribute a line to its process, at a fraction of ParseLine's cost.
 ParsedLine ParseProcessPrefixes(std::string_view line);
 
-// Parses only the timestamp-bearing headers, for ordering lines of several
-// files; cheaper than ParseLine when nothing else is needed.
-Timestamp ParseTimestamp(std::string_view line);
-
 }  // namespace faultline::parse
 
 #endif  // FAULTLINE_PARSE_LINE_PARSER_H_
