@@ -84,11 +84,15 @@ void PrintText(const TriageReport& r, const TextOptions& opt, std::ostream& out)
     if (r.cascade_total > 0) {
       std::string firsts;
       for (size_t i = 0; i < r.cascade.size() && i < 2; ++i) {
-        std::string m = r.cascade[i].message.substr(0, 60);
+        std::string m = r.cascade[i].message;
+        if (m.size() > 60) {  // cut at a word, not inside one
+          size_t cut = m.rfind(' ', 60);
+          m = m.substr(0, cut == std::string::npos || cut < 30 ? 60 : cut) + " ...";
+        }
         firsts += (i ? "; " : "") + m;
       }
       row("cascade", fmt::format("{} later error(s) are consequences ({}{})", r.cascade_total, firsts,
-                                 r.cascade_total > 2 ? " ..." : ""));
+                                 r.cascade_total > 2 ? "; ..." : ""));
     }
     row("rule", rc.rule ? *rc.rule + (rc.category.empty() ? "" : " (" + rc.category + ")")
                         : std::string("none: an unknown error, found by log structure"));
