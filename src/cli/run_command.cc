@@ -7,16 +7,13 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "web/dashboard.h"
 #include "cli/live_support.h"
-#if __has_include("preflight/preflight.h")
-#define FAULTLINE_HAVE_PREFLIGHT 1
 #include "preflight/launch_command.h"
 #include "preflight/preflight.h"
 #include "preflight/report_writer.h"
-#endif
 #include "supervise/pipeline_spec.h"
 #include "supervise/supervisor.h"
+#include "web/dashboard.h"
 
 extern char** environ;
 
@@ -43,9 +40,6 @@ struct RunArgs {
 // Preflight of every command it knows. Returns false when one has a
 // blocking problem (the report is printed).
 bool Preflight(const supervise::PipelineSpec& spec, bool json) {
-#ifndef FAULTLINE_HAVE_PREFLIGHT
-  return true;
-#else
   std::map<std::string, std::string> base_env;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv(*e);
@@ -82,7 +76,6 @@ bool Preflight(const supervise::PipelineSpec& spec, bool json) {
     }
   }
   return ok;
-#endif
 }
 
 int RunRun(const RunArgs& a) {

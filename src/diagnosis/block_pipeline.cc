@@ -7,17 +7,6 @@
 
 namespace faultline::diagnosis {
 
-namespace {
-
-bool BlockNeedsCleaning(std::string_view block) {
-  for (char c : {'\x1b', '\r', '\0', '\b'}) {
-    if (std::memchr(block.data(), c, block.size()) != nullptr) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 BlockPipeline::BlockPipeline(input::LineReader* reader, const rules::PatternMatcher& matcher, bool threaded)
     : reader_(reader), matcher_(matcher), threaded_(threaded) {
   for (size_t i = 0; i < (threaded_ ? kDepth : 1); ++i) {
@@ -44,7 +33,7 @@ bool BlockPipeline::Produce(ScannedBlock* out) {
   out->data.clear();
   out->hits.clear();
   std::string_view data = block.data;
-  if (BlockNeedsCleaning(data)) {
+  if (input::NeedsCleaning(data)) {  // one check for the whole block
     size_t pos = 0;
     while (pos < data.size()) {
       size_t nl = data.find('\n', pos);
