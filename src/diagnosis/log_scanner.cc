@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "events/event_builder.h"
 #include "diagnosis/block_pipeline.h"
 #include "diagnosis/scan_patterns.h"
+#include "events/event_builder.h"
 #include "events/structure.h"
 #include "input/line_cleaner.h"
 #include "input/line_reader.h"
@@ -19,32 +19,35 @@ namespace faultline::diagnosis {
 using events::LineInfo;
 using rules::RuleKind;
 
-Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule> rule_list) {
-  return rules::RuleSet::Build(std::move(rule_list), StructuralScanPatterns(), &PrecompiledBuiltinDatabase());
+Result<std::unique_ptr<rules::RuleSet>>
+BuildScanRuleSet(std::vector<rules::Rule> rule_list) {
+  return rules::RuleSet::Build(std::move(rule_list), StructuralScanPatterns(),
+                               &PrecompiledBuiltinDatabase());
 }
 
 namespace {
 
 class Scanner {
- public:
-  Scanner(int file_index, bool need_times, const rules::RuleSet& rules, Findings* findings)
-      : file_(file_index),
-        need_times_(need_times),
-        rules_(rules),
+public:
+  Scanner(int file_index, bool need_times, const rules::RuleSet &rules,
+          Findings *findings)
+      : file_(file_index), need_times_(need_times), rules_(rules),
         findings_(findings),
-        builder_([this](events::Event&& e) { OnEvent(std::move(e)); }) {}
+        builder_([this](events::Event &&e) { OnEvent(std::move(e)); }) {}
 
   // Walks a scanned block's lines. Lines are numbered here (the reader
   // does not count them).
-  void Block(const ScannedBlock& block) {
+  void Block(const ScannedBlock &block) {
     std::string_view data = block.data;
-    const std::vector<rules::PatternHit>& hits = block.hits;
+    const std::vector<rules::PatternHit> &hits = block.hits;
     const int64_t first_line = next_line_;
     size_t hit = 0;
     size_t pos = 0;
     int64_t line_no = first_line;
+    size_t index = 0; // of the line in the block
     while (pos < data.size()) {
-      const char* nl = static_cast<const char*>(std::memchr(data.data() + pos, '\n', data.size() - pos));
+      const char *nl = static_cast<const char *>(
+          std::memchr(data.data() + pos, '\n', data.size() - pos));
       size_t end = nl ? static_cast<size_t>(nl - data.data()) : data.size();
       std::string_view line = data.substr(pos, end - pos);
       uint32_t structure = 0;
@@ -53,14 +56,25 @@ class Scanner {
         unsigned id = hits[hit].id;
         if (id >= rules::kStructuralBase) {
           structure |= 1u << (id - rules::kStructuralBase);
-        } else if (std::find(line_rules_.begin(), line_rules_.end(), id) == line_rules_.end()) {
+        } else if (std::find(line_rules_.begin(), line_rules_.end(), id) ==
+                   line_rules_.end()) {
           line_rules_.push_back(id);
         }
         ++hit;
       }
+      if (index < block.line_identity.size() &&
+          block.line_identity[index] != 0) {
+        uint32_t id = block.line_identity[index];
+        wrapper_identity_ = block.identities[id];
+        wrapper_rank_ = block.identity_rank[id];
+      } else {
+        wrapper_identity_ = {};
+        wrapper_rank_ = -1;
+      }
       Line(line, line_no, structure);
       pos = end + 1;
       ++line_no;
+      ++index;
     }
     RememberLastLine(data, line_no - 1);
     next_line_ = line_no;
@@ -70,70 +84,84 @@ class Scanner {
 
   void Finish() {
     builder_.Finish();
-    if (last_line_no_ > 0) findings_->last_line = LineInfo{file_, last_line_no_, last_line_};
+    if (last_line_no_ > 0)
+      findings_->last_line = LineInfo{file_, last_line_no_, last_line_};
   }
 
- private:
+private:
   // The file's last non-empty line tells where a stalled log stopped; the
   // block's memory is reused, so it is copied (once per block).
   void RememberLastLine(std::string_view data, int64_t last_no) {
     while (!data.empty() && data.back() == '\n') {
       data.remove_suffix(1);
       size_t start = data.rfind('\n');
-      std::string_view line = start == std::string_view::npos ? data : data.substr(start + 1);
+      std::string_view line =
+          start == std::string_view::npos ? data : data.substr(start + 1);
       if (!line.empty()) {
         last_line_.assign(line.substr(0, 2000));
         last_line_no_ = last_no;
         return;
       }
-      data = start == std::string_view::npos ? std::string_view() : data.substr(0, start + 1);
+      data = start == std::string_view::npos ? std::string_view()
+                                             : data.substr(0, start + 1);
       --last_no;
     }
   }
 
   void Line(std::string_view text, int64_t line_no, uint32_t structure) {
     ++findings_->total_lines;
-    const bool interesting = !line_rules_.empty() || structure != 0 || builder_.NeedsEveryLine();
+    const bool interesting =
+        !line_rules_.empty() || structure != 0 || builder_.NeedsEveryLine();
     if (!interesting && !need_times_ && !findings_->miner) {
       // The common case (INFO noise): only attribute the line to its process.
-      NoteProcess(parse::ParseProcessPrefixes(text), line_no);
+      parse::ParsedLine p = parse::ParseProcessPrefixes(text);
+      WithWrapperIdentity(&p);
+      NoteProcess(p, line_no);
       return;
     }
     parse::ParsedLine p = parse::ParseLine(text);
-    if (p.time.valid) last_time_ = p.time;
-    else if (last_time_.valid) p.time = last_time_;  // inherit for cross-file order
+    WithWrapperIdentity(&p);
+    if (p.time.valid)
+      last_time_ = p.time;
+    else if (last_time_.valid)
+      p.time = last_time_; // inherit for cross-file order
     NoteProcess(p, line_no);
     int64_t template_id = -1;
-    if (findings_->miner) template_id = findings_->miner->Add(p.message);
-    if (!interesting) return;
+    if (findings_->miner)
+      template_id = findings_->miner->Add(p.message);
+    if (!interesting)
+      return;
 
     matches_.clear();
     bool benign = false, cascade = false;
     for (unsigned id : line_rules_) {
-      const rules::Rule& rule = rules_.rules()[id];
+      const rules::Rule &rule = rules_.rules()[id];
       rules::Captures caps;
-      if (!rules_.Confirm(id, text, &caps)) continue;  // a prefilter false positive
+      if (!rules_.Confirm(id, text, &caps))
+        continue; // a prefilter false positive
       switch (rule.kind) {
-        case RuleKind::kPhase:
-          AddPhase(rule, id, p, line_no);
-          break;
-        case RuleKind::kFact:
-          for (auto& [name, value] : caps) SetFact(name, value);
-          break;
-        case RuleKind::kBenign:
-          benign = true;
-          break;
-        case RuleKind::kCascade:
-          cascade = true;
-          [[fallthrough]];
-        case RuleKind::kSignature:
-          matches_.push_back(events::RuleMatch{id, std::move(caps), line_no});
-          break;
-        case RuleKind::kRedact:
-          break;
+      case RuleKind::kPhase:
+        AddPhase(rule, id, p, line_no);
+        break;
+      case RuleKind::kFact:
+        for (auto &[name, value] : caps)
+          SetFact(name, value);
+        break;
+      case RuleKind::kBenign:
+        benign = true;
+        break;
+      case RuleKind::kCascade:
+        cascade = true;
+        [[fallthrough]];
+      case RuleKind::kSignature:
+        matches_.push_back(events::RuleMatch{id, std::move(caps), line_no});
+        break;
+      case RuleKind::kRedact:
+        break;
       }
     }
-    if (structure == 0 && matches_.empty() && !builder_.NeedsEveryLine()) return;
+    if (structure == 0 && matches_.empty() && !builder_.NeedsEveryLine())
+      return;
     events::LineView view;
     view.parsed = &p;
     view.file = file_;
@@ -146,16 +174,42 @@ class Scanner {
     builder_.Add(view);
   }
 
-  void NoteProcess(const parse::ParsedLine& p, int64_t line_no) {
+  // A wrapper's identity (a compose service, a Slurm task) is the outer
+  // name of the process: "task 3/rank3", or "task 3" for an unprefixed line.
+  void WithWrapperIdentity(parse::ParsedLine *p,
+                           std::string *key_buffer = nullptr) {
+    if (wrapper_identity_.empty())
+      return;
+    if (p->process.empty()) {
+      p->process = wrapper_identity_;
+    } else {
+      std::string &key = key_buffer ? *key_buffer : process_key_;
+      key.assign(wrapper_identity_);
+      key += '/';
+      key.append(p->process);
+      p->parent = wrapper_identity_;
+      p->process = key;
+    }
+    if (p->rank < 0)
+      p->rank = wrapper_rank_;
+  }
+
+  void NoteProcess(const parse::ParsedLine &p, int64_t line_no) {
     std::string_view key = p.process;
     if (!cached_stats_ || key != cached_key_) {
-      auto it = findings_->processes.find(key);  // no allocation on the hot path
+      auto it = findings_->processes.find(key); // no allocation on the hot path
       if (it == findings_->processes.end()) {
-        it = findings_->processes.emplace(std::string(key), ProcessStats()).first;
-        parse::ParsedLine full = parse::ParseLine(p.text);  // role, pid, rank: once per process
-        it->second.process = events::ProcessId{std::string(key), std::string(full.role), std::string(full.parent),
-                                               full.pid, full.rank};
-        it->second.first_line = LineInfo{file_, line_no, std::string(p.text.substr(0, 400))};
+        it = findings_->processes.emplace(std::string(key), ProcessStats())
+                 .first;
+        parse::ParsedLine full =
+            parse::ParseLine(p.text); // role, pid, rank: once per process
+        std::string full_key;
+        WithWrapperIdentity(&full, &full_key);
+        it->second.process =
+            events::ProcessId{std::string(key), std::string(full.role),
+                              std::string(full.parent), full.pid, full.rank};
+        it->second.first_line =
+            LineInfo{file_, line_no, std::string(p.text.substr(0, 400))};
       }
       cached_stats_ = &it->second;
       cached_key_ = it->first;
@@ -165,23 +219,27 @@ class Scanner {
     cached_stats_->last_line.line = line_no;
   }
 
-  void AddPhase(const rules::Rule& rule, size_t id, const parse::ParsedLine& p, int64_t line_no) {
+  void AddPhase(const rules::Rule &rule, size_t id, const parse::ParsedLine &p,
+                int64_t line_no) {
     // Keep the first mark per (process, phase): enough to order phases.
-    for (const auto& ph : findings_->phases) {
-      if (ph.phase == rule.phase && ph.process.key == p.process && ph.completes == rule.completes) return;
+    for (const auto &ph : findings_->phases) {
+      if (ph.phase == rule.phase && ph.process.key == p.process &&
+          ph.completes == rule.completes)
+        return;
     }
     PhaseHit hit;
     hit.phase = rule.phase;
     hit.rule = id;
     hit.where = LineInfo{file_, line_no, std::string(p.text)};
-    hit.process = events::ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
+    hit.process = events::ProcessId{std::string(p.process), std::string(p.role),
+                                    std::string(p.parent), p.pid, p.rank};
     hit.time = p.time;
     hit.completes = rule.completes;
     findings_->phases.push_back(std::move(hit));
   }
 
-  void SetFact(const std::string& name, const std::string& value) {
-    for (auto& [k, v] : findings_->facts) {
+  void SetFact(const std::string &name, const std::string &value) {
+    for (auto &[k, v] : findings_->facts) {
       if (k == name) {
         v = value;
         return;
@@ -190,9 +248,10 @@ class Scanner {
     findings_->facts.emplace_back(name, value);
   }
 
-  void OnEvent(events::Event&& e) {
+  void OnEvent(events::Event &&e) {
     auto it = findings_->processes.find(e.process.key);
-    if (it != findings_->processes.end()) ++it->second.errors;
+    if (it != findings_->processes.end())
+      ++it->second.errors;
     if (findings_->events.size() >= Findings::kMaxEvents) {
       ++findings_->events_dropped;
       return;
@@ -201,51 +260,63 @@ class Scanner {
   }
 
   int file_;
-  bool need_times_;  // several inputs: every line's time orders them
-  const rules::RuleSet& rules_;
-  Findings* findings_;
+  bool need_times_; // several inputs: every line's time orders them
+  const rules::RuleSet &rules_;
+  Findings *findings_;
   events::EventBuilder builder_;
   std::vector<unsigned> line_rules_;
   std::vector<events::RuleMatch> matches_;
   parse::Timestamp last_time_;
-  ProcessStats* cached_stats_ = nullptr;
+  ProcessStats *cached_stats_ = nullptr;
   std::string_view cached_key_;
   std::string last_line_;
   int64_t last_line_no_ = 0;
+  std::string_view
+      wrapper_identity_; // of the current line; into the current block
+  int wrapper_rank_ = -1;
+  std::string process_key_; // identity + inner process key of the current line
   int64_t next_line_ = 1;
 };
 
-}  // namespace
+} // namespace
 
-Status ScanInput(const input::InputFile& file, int file_index, bool need_times, const rules::RuleSet& rules,
-                 Findings* findings) {
+Status ScanInput(const input::InputFile &file, int file_index, bool need_times,
+                 const rules::RuleSet &rules, const parse::WrapperSet *wrappers,
+                 Findings *findings) {
   auto source = input::OpenByteSource(file.path);
-  if (!source.ok()) return source.status();
+  if (!source.ok())
+    return source.status();
   input::LineReaderOptions reader_options;
   reader_options.count_lines = false;
   input::LineReader reader(std::move(*source), reader_options);
   Scanner scanner(file_index, need_times, rules, findings);
+  std::string worn;
   {
     static const bool kThreaded = std::thread::hardware_concurrency() > 1;
-    BlockPipeline pipeline(&reader, rules.matcher(), kThreaded);
-    while (const ScannedBlock* block = pipeline.Next()) scanner.Block(*block);
-  }  // joins the producer: the reader is ours again
+    BlockPipeline pipeline(&reader, rules.matcher(), kThreaded, wrappers);
+    while (const ScannedBlock *block = pipeline.Next())
+      scanner.Block(*block);
+    worn = pipeline.wrappers();
+  } // joins the producer: the reader is ours again
   scanner.Finish();
   report::InputSummary summary;
   summary.file = file.display;
   summary.lines = scanner.lines();
   summary.bytes = reader.bytes();
   summary.format = input::CompressionName(reader.source().compression());
+  summary.wrappers = std::move(worn);
   findings->inputs.push_back(summary);
   if (!reader.status().ok()) {
-    findings->warnings.push_back(fmt::format("{} (kept the {} lines read before the damage)",
-                                             reader.status().message(), scanner.lines()));
+    findings->warnings.push_back(
+        fmt::format("{} (kept the {} lines read before the damage)",
+                    reader.status().message(), scanner.lines()));
   }
   if (reader.truncated_lines() > 0) {
-    findings->warnings.push_back(fmt::format("{}: {} over-long line(s) cut at 256 KiB", file.display,
-                                             reader.truncated_lines()));
+    findings->warnings.push_back(
+        fmt::format("{}: {} over-long line(s) cut at 256 KiB", file.display,
+                    reader.truncated_lines()));
   }
   return Status::Ok();
 }
 
-}  // namespace faultline::diagnosis
+} // namespace faultline::diagnosis

@@ -12,6 +12,7 @@
 
 #include "diagnosis/findings.h"
 #include "input/input_files.h"
+#include "parse/wrapper.h"
 #include "rules/rule_set.h"
 #include "util/status.h"
 
@@ -23,8 +24,9 @@ Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule
 // Scans one input into *findings. A damaged input (truncated archive) adds a
 // warning and keeps what was read; an unreadable one returns the error.
 // need_times: parse every line's timestamp (to order several inputs).
+// wrappers (may be null): the outer wrappers to detect and peel.
 Status ScanInput(const input::InputFile& file, int file_index, bool need_times, const rules::RuleSet& rules,
-                 Findings* findings);
+                 const parse::WrapperSet* wrappers, Findings* findings);
 
 }  // namespace faultline::diagnosis
 

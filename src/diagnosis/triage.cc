@@ -9,6 +9,7 @@
 #include "input/input_files.h"
 #include "mining/miner_profile.h"
 #include "rules/rule_loader.h"
+#include "rules/wrapper_loader.h"
 
 namespace faultline::diagnosis {
 
@@ -159,6 +160,8 @@ Result<report::TriageReport> Triage(const TriageOptions& options) {
     if (!extra.ok()) return extra.status();
     for (auto& r : *extra) rule_list.push_back(std::move(r));
   }
+  auto wrappers = rules::LoadWrappers(options.rule_files);
+  if (!wrappers.ok()) return wrappers.status();
   auto rule_set = BuildScanRuleSet(std::move(rule_list));
   if (!rule_set.ok()) return rule_set.status();
   const rules::RuleSet& rules = **rule_set;
@@ -174,7 +177,7 @@ Result<report::TriageReport> Triage(const TriageOptions& options) {
   for (size_t i = 0; i < expanded->files.size(); ++i) {
     const auto& file = expanded->files[i];
     names.push_back(file.display);
-    Status s = ScanInput(file, static_cast<int>(i), expanded->files.size() > 1, rules, &findings);
+    Status s = ScanInput(file, static_cast<int>(i), expanded->files.size() > 1, rules, wrappers->get(), &findings);
     if (!s.ok()) {
       if (expanded->files.size() == 1) return s;
       findings.warnings.push_back(s.message() + " (skipped)");

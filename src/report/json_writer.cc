@@ -91,7 +91,9 @@ json ToJson(const TriageReport& r) {
   j["processes"] = processes;
   json inputs = json::array();
   for (const auto& in : r.inputs) {
-    inputs.push_back({{"file", in.file}, {"lines", in.lines}, {"bytes", in.bytes}, {"format", in.format}});
+    json item = {{"file", in.file}, {"lines", in.lines}, {"bytes", in.bytes}, {"format", in.format}};
+    if (!in.wrappers.empty()) item["wrappers"] = in.wrappers;
+    inputs.push_back(std::move(item));
   }
   j["inputs"] = inputs;
   j["total_lines"] = r.total_lines;

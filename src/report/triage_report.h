@@ -89,6 +89,7 @@ struct InputSummary {
   int64_t lines = 0;
   int64_t bytes = 0;
   std::string format;  // "plain", "gzip", "zstd"
+  std::string wrappers;  // outer wrappers peeled, outermost first ("docker-compose"), "" when none
 };
 
 struct TriageReport {

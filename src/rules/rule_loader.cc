@@ -176,6 +176,8 @@ Result<YAML::Node> LoadYaml(std::string_view yaml_text, const std::string& name)
 }
 
 Result<std::vector<Rule>> ParseRuleNode(const YAML::Node& root, const std::string& name) {
+  // A file may hold only wrappers (rules/wrappers.yaml, rules/wrapper_loader.h).
+  if (root.IsMap() && !root["rules"] && root["wrappers"]) return std::vector<Rule>();
   if (!root.IsMap() || !root["rules"] || !root["rules"].IsSequence()) {
     return Status::InvalidArgument(name + ": a rule file is a mapping with a 'rules:' list");
   }

@@ -1,0 +1,123 @@
+#include "rules/wrapper_loader.h"
+
+#include <gtest/gtest.h>
+
+namespace faultline::rules {
+namespace {
+
+std::unique_ptr<parse::WrapperSet> Builtin() {
+  auto set = LoadWrappers({});
+  EXPECT_TRUE(set.ok()) << set.status().message();
+  return set.ok() ? std::move(*set) : nullptr;
+}
+
+parse::WrapperStack DetectOn(const parse::WrapperSet &set,
+                             const std::vector<std::string> &lines) {
+  std::vector<std::string_view> views(lines.begin(), lines.end());
+  return set.Detect(views);
+}
+
+// Lines of the seed incident's log (tests/golden/vllm-seed-dp-rank).
+const std::vector<std::string> kSeed = {
+    "INFO 05-09 15:14:59 [api_server.py:1043] vLLM API server version 0.9.1",
+    "(Worker pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:800] "
+    "Traceback (most recent call last):",
+    "(Worker pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:800]   File "
+    "\"x.py\", line 1, in f",
+    "(Worker pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:800] "
+    "AssertionError: DP adjusted local rank 3 "
+    "is out of bounds.",
+};
+
+TEST(WrapperLoaderTest, BuiltinWrappersLoadAndPassTheirSamples) {
+  auto set = Builtin();
+  ASSERT_TRUE(set);
+  EXPECT_GE(set->specs().size(), 8u);
+  EXPECT_TRUE(parse::CheckWrapperSamples(*set).empty());
+}
+
+TEST(WrapperLoaderTest, UnwrappedLogsWearNoWrapper) {
+  auto set = Builtin();
+  EXPECT_TRUE(DetectOn(*set, kSeed).empty());
+  EXPECT_TRUE(DetectOn(*set, {"[rank0]: Traceback (most recent call last):",
+                              "[rank0]:   File \"t.py\", line 3",
+                              "[rank0]: RuntimeError: boom"})
+                  .empty());
+  EXPECT_TRUE(DetectOn(*set, {"2025-05-09 15:14:59,123 - root - INFO - step 10",
+                              "[2025-05-09 15:14:59,123] [INFO] "
+                              "[launch.py:256:main] process 1234 spawned"})
+                  .empty());
+}
+
+TEST(WrapperLoaderTest, DockerComposePrefixIsPeeledAndNamesTheService) {
+  auto set = Builtin();
+  std::vector<std::string> lines;
+  for (const auto &l : kSeed)
+    lines.push_back("qwen-server  | " + l);
+  parse::WrapperStack stack = DetectOn(*set, lines);
+  ASSERT_EQ(stack.Describe(), "docker-compose");
+  std::string scratch;
+  parse::PeeledLine p = stack.Peel(lines[3], &scratch);
+  EXPECT_EQ(p.inner, kSeed[3]);
+  EXPECT_EQ(p.identity, "qwen-server");
+}
+
+TEST(WrapperLoaderTest, StackedWrappersPeelLayerByLayer) {
+  auto set = Builtin();
+  std::vector<std::string> lines;
+  for (const auto &l : kSeed)
+    lines.push_back("2025-05-09T15:15:10.123456789Z  3: " + l);
+  lines[0] = "2025-05-09T15:15:10.123456789Z 12: " + kSeed[0];
+  parse::WrapperStack stack = DetectOn(*set, lines);
+  ASSERT_EQ(stack.Describe(), "rfc3339-timestamp+srun-label");
+  std::string scratch;
+  parse::PeeledLine p = stack.Peel(lines[3], &scratch);
+  EXPECT_EQ(p.inner, kSeed[3]);
+  EXPECT_EQ(p.identity, "task 3");
+  EXPECT_EQ(p.rank, 3);
+}
+
+TEST(WrapperLoaderTest, JsonRecordsAreDecoded) {
+  auto set = Builtin();
+  std::vector<std::string> lines = {
+      R"({"log":"Traceback (most recent call last):\n","stream":"stderr","time":"2025-05-09T15:15:10Z"})",
+      R"({"log":"  File \"t.py\", line 3, in \u003cmodule\u003e\n","stream":"stderr","time":"2025-05-09T15:15:10Z"})",
+      R"({"log":"RuntimeError: boom\n","stream":"stderr","time":"2025-05-09T15:15:10Z"})"};
+  parse::WrapperStack stack = DetectOn(*set, lines);
+  ASSERT_EQ(stack.Describe(), "docker-json-file");
+  std::string scratch;
+  EXPECT_EQ(stack.Peel(lines[1], &scratch).inner,
+            "  File \"t.py\", line 3, in <module>");
+  EXPECT_EQ(stack.Peel("not json", &scratch).inner,
+            "not json"); // a stray line is left as it is
+}
+
+TEST(WrapperLoaderTest, JournaldIdentityOmitsMissingParts) {
+  auto set = Builtin();
+  std::vector<std::string> lines = {
+      "May 09 15:15:10 gpu-node-1 python3[7506]: Traceback (most recent call "
+      "last):",
+      "May 09 15:15:10 gpu-node-1 kernel: NVRM: Xid 79"};
+  parse::WrapperStack stack = DetectOn(*set, lines);
+  ASSERT_EQ(stack.Describe(), "journald-short");
+  std::string scratch;
+  EXPECT_EQ(stack.Peel(lines[0], &scratch).identity,
+            "gpu-node-1/python3[7506]");
+  EXPECT_EQ(stack.Peel(lines[1], &scratch).identity, "gpu-node-1/kernel");
+}
+
+TEST(WrapperLoaderTest, BadWrapperFilesAreRefusedWithFileAndLine) {
+  auto specs = ParseWrapperFile(
+      "wrappers:\n  - id: x\n    pattern: 'a'\n    colour: red\n", "w.yaml");
+  ASSERT_FALSE(specs.ok());
+  EXPECT_NE(specs.status().message().find("w.yaml:4"), std::string::npos)
+      << specs.status().message();
+  auto both = ParseWrapperFile("wrappers:\n  - id: x\n    pattern: 'a'\n    "
+                               "json_field: log\n    samples: {match: [a]}\n",
+                               "w.yaml");
+  ASSERT_TRUE(both.ok());
+  EXPECT_FALSE(parse::WrapperSet::Build(std::move(*both)).ok());
+}
+
+} // namespace
+} // namespace faultline::rules
