@@ -63,6 +63,10 @@ struct Event {
   std::vector<std::string> chain;  // every exception of a chained traceback, first printed first
   std::vector<RuleMatch> matches;  // signature/cascade rules on the key lines
   int64_t repeats = 0;             // identical events folded into this one
+  // Lines that continue the exception's message after its key line (NCCL's
+  // "Last error:" + the detail, pydantic's field and reason), capped.
+  std::vector<LineInfo> continuation;
+  bool cut_off = false;  // a traceback that ends before its exception line
 };
 
 }  // namespace faultline::events

@@ -37,6 +37,7 @@ struct LineView {
 class EventBuilder {
  public:
   static constexpr size_t kMaxContextLines = 80;
+  static constexpr int kMaxContinuationLines = 12;
   using Sink = std::function<void(Event&&)>;
   explicit EventBuilder(Sink sink) : sink_(std::move(sink)) {}
 
@@ -66,11 +67,16 @@ class EventBuilder {
   void SingleLine(ProcessState& ps, const LineView& line);
   void UpdateOpen(ProcessState& ps);  // recounts open_count_ after a state change
   ProcessState& StateFor(const parse::ParsedLine& p);
+  // Where an unprefixed line goes: a logger record's continuation lines
+  // (SGLang's "Scheduler hit an exception: Traceback ..." then bare frames)
+  // carry no prefix, so they join the prefixed process whose traceback is open.
+  ProcessState& RouteUnprefixed(const LineView& line, ProcessState& own);
 
   Sink sink_;
   std::unordered_map<std::string, ProcessState> processes_;
   int open_count_ = 0;
   std::string last_key_;  // for folding repeats
+  std::string last_traceback_key_;  // the prefixed process that opened the latest traceback
   Event held_;            // last event, held back to fold repeats into
   bool has_held_ = false;
 };

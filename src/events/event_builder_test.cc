@@ -12,22 +12,25 @@ namespace {
 // Feeds lines the way the scanner does, with structural hints computed by
 // the real structural patterns.
 class Harness {
- public:
-  Harness() : builder_([this](Event&& e) { events.push_back(std::move(e)); }) {
+public:
+  Harness() : builder_([this](Event &&e) { events.push_back(std::move(e)); }) {
     std::vector<std::pair<unsigned, std::string>> patterns;
-    for (const auto& [bit, p] : StructuralPatterns()) patterns.emplace_back(bit, p);
+    for (const auto &[bit, p] : StructuralPatterns())
+      patterns.emplace_back(bit, p);
     matcher_ = std::move(*rules::PatternMatcher::Compile(patterns));
   }
-  void Feed(const std::vector<std::string>& lines) {
+  void Feed(const std::vector<std::string> &lines) {
     int64_t n = 0;
-    for (const auto& text : lines) {
+    for (const auto &text : lines) {
       ++n;
       std::vector<rules::PatternHit> hits;
       matcher_->Scan(text, &hits);
       uint32_t bits = 0;
-      for (auto& h : hits) bits |= h.id;
+      for (auto &h : hits)
+        bits |= h.id;
       parse::ParsedLine p = parse::ParseLine(text);
-      if (bits == 0 && !builder_.NeedsEveryLine()) continue;
+      if (bits == 0 && !builder_.NeedsEveryLine())
+        continue;
       LineView v;
       v.parsed = &p;
       v.line = n;
@@ -38,7 +41,7 @@ class Harness {
   }
   std::vector<Event> events;
 
- private:
+private:
   EventBuilder builder_;
   std::unique_ptr<rules::PatternMatcher> matcher_;
 };
@@ -46,23 +49,31 @@ class Harness {
 TEST(EventBuilderTest, InterleavedPrefixedTracebacksAreAssembledPerProcess) {
   Harness h;
   h.Feed({
-      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597] WorkerProc failed to start.",
-      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597] Traceback (most recent call last):",
-      "(Worker_TP0 pid=7505) INFO 05-09 15:15:10 [parallel_state.py:1] rank 0 in world size 2",
-      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597]   File \"/v/gpu_worker.py\", line 9, in init_device",
-      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597]     assert self.local_rank < torch.cuda.device_count()",
-      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597] AssertionError: DP adjusted local rank 3 is out of bounds.",
+      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597] "
+      "WorkerProc failed to start.",
+      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597] "
+      "Traceback (most recent call last):",
+      "(Worker_TP0 pid=7505) INFO 05-09 15:15:10 [parallel_state.py:1] rank 0 "
+      "in world size 2",
+      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597]  "
+      " File \"/v/gpu_worker.py\", line 9, in init_device",
+      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597]  "
+      "   assert self.local_rank < torch.cuda.device_count()",
+      "(Worker_TP1 pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:597] "
+      "AssertionError: DP adjusted local rank 3 is out of bounds.",
       "(EngineCore_DP1 pid=6688) INFO 05-09 15:15:11 [core.py:1] shutting down",
   });
   ASSERT_EQ(h.events.size(), 1u);
-  const Event& e = h.events[0];
+  const Event &e = h.events[0];
   EXPECT_EQ(e.kind, EventKind::kPythonTraceback);
-  EXPECT_EQ(e.message, "AssertionError: DP adjusted local rank 3 is out of bounds.");
+  EXPECT_EQ(e.message,
+            "AssertionError: DP adjusted local rank 3 is out of bounds.");
   EXPECT_EQ(e.exception, "AssertionError");
   EXPECT_EQ(e.where.line, 6);
   EXPECT_EQ(e.process.key, "Worker_TP1 pid=7506");
   EXPECT_EQ(e.process.pid, 7506);
-  // The introducing ERROR line is part of the traceback's context, not an event.
+  // The introducing ERROR line is part of the traceback's context, not an
+  // event.
   EXPECT_EQ(e.context.front().line, 1);
   EXPECT_EQ(e.context.size(), 5u);
 }
@@ -90,21 +101,29 @@ TEST(EventBuilderTest, TerminateWithWhat) {
   Harness h;
   h.Feed({
       "terminate called after throwing an instance of 'c10::DistBackendError'",
-      "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread terminated",
+      "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group "
+      "watchdog thread terminated",
   });
   ASSERT_EQ(h.events.size(), 1u);
   EXPECT_EQ(h.events[0].kind, EventKind::kCxxTerminate);
   EXPECT_EQ(h.events[0].exception, "c10::DistBackendError");
-  EXPECT_EQ(h.events[0].message.rfind("c10::DistBackendError: [PG ID 0", 0), 0u);
+  EXPECT_EQ(h.events[0].message.rfind("c10::DistBackendError: [PG ID 0", 0),
+            0u);
   EXPECT_EQ(h.events[0].where.line, 2);
 }
 
 TEST(EventBuilderTest, RepeatedKernelAssertionsFoldIntoOne) {
   Harness h;
   h.Feed({
-      "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1553: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
-      "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1553: indexSelectLargeIndex: block: [0,0,0], thread: [1,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
-      "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1553: indexSelectLargeIndex: block: [0,0,0], thread: [2,0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+      "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1553: "
+      "indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] Assertion "
+      "`srcIndex < srcSelectDimSize` failed.",
+      "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1553: "
+      "indexSelectLargeIndex: block: [0,0,0], thread: [1,0,0] Assertion "
+      "`srcIndex < srcSelectDimSize` failed.",
+      "/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1553: "
+      "indexSelectLargeIndex: block: [0,0,0], thread: [2,0,0] Assertion "
+      "`srcIndex < srcSelectDimSize` failed.",
   });
   ASSERT_EQ(h.events.size(), 1u);
   EXPECT_EQ(h.events[0].kind, EventKind::kCudaKernelAssert);
@@ -116,7 +135,8 @@ TEST(EventBuilderTest, SignalsExitCodesAndPlainErrors) {
   h.Feed({
       "INFO starting",
       "Fatal Python error: Segmentation fault",
-      "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) local_rank: 0 (pid: 1) of binary: python",
+      "torch.distributed.elastic.multiprocessing.api: [ERROR] failed "
+      "(exitcode: -9) local_rank: 0 (pid: 1) of binary: python",
       "bash: line 1: 4242 Killed                  python train.py",
       "WARNING something odd about errors",
   });
@@ -128,7 +148,8 @@ TEST(EventBuilderTest, SignalsExitCodesAndPlainErrors) {
 
 TEST(EventBuilderTest, ExceptionShapeNeedsTypeAtStart) {
   std::string_view type, text;
-  EXPECT_TRUE(ParseExceptionLine("torch.OutOfMemoryError: CUDA out of memory.", &type, &text));
+  EXPECT_TRUE(ParseExceptionLine("torch.OutOfMemoryError: CUDA out of memory.",
+                                 &type, &text));
   EXPECT_EQ(type, "torch.OutOfMemoryError");
   EXPECT_EQ(text, "CUDA out of memory.");
   EXPECT_TRUE(ParseExceptionLine("KeyboardInterrupt", &type, &text));
@@ -136,5 +157,77 @@ TEST(EventBuilderTest, ExceptionShapeNeedsTypeAtStart) {
   EXPECT_FALSE(ParseExceptionLine("the ValueError: was handled", &type, &text));
 }
 
-}  // namespace
-}  // namespace faultline::events
+TEST(EventBuilderTest, AMultiLineMessageKeepsItsContinuationLines) {
+  Harness h;
+  h.Feed({
+      "[rank1]: Traceback (most recent call last):",
+      "[rank1]:   File \"/w/train.py\", line 9, in main",
+      "[rank1]: torch.distributed.DistBackendError: NCCL error in: "
+      "NCCLUtils.cpp:93, invalid usage, NCCL version 2.28.3",
+      "[rank1]: ncclInvalidUsage: This usually reflects invalid usage of NCCL "
+      "library.",
+      "[rank1]: Last error:",
+      "[rank1]: Duplicate GPU detected : rank 1 and rank 0 both on CUDA device "
+      "60",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  const Event &e = h.events[0];
+  EXPECT_EQ(e.where.line, 3);
+  ASSERT_EQ(e.continuation.size(), 3u);
+  EXPECT_EQ(e.continuation[2].line, 6);
+}
+
+TEST(EventBuilderTest, UnprefixedFramesBelowAPrefixedTracebackStartJoinIt) {
+  Harness h;
+  h.Feed({
+      "[2025-10-21 14:03:12 TP2] Scheduler hit an exception: Traceback (most "
+      "recent call last):",
+      "  File \"/s/scheduler.py\", line 3, in run",
+      "    self.capture()",
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 "
+      "MiB.",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].process.key, "TP2");
+  EXPECT_EQ(h.events[0].where.line, 4);
+  EXPECT_FALSE(h.events[0].cut_off);
+}
+
+TEST(EventBuilderTest,
+     APasteThatStartsInsideATracebackStillEndsInItsException) {
+  Harness h;
+  h.Feed({
+      "    return forward_call(*args, **kwargs)",
+      "  File \"/w/model.py\", line 44, in forward",
+      "    x = self.proj(x)",
+      "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x8 and 16x4)",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].kind, EventKind::kPythonTraceback);
+  EXPECT_EQ(h.events[0].where.line, 4);
+}
+
+TEST(EventBuilderTest, RichBoxTracebacksEndInTheirExceptionLine) {
+  Harness h;
+  h.Feed({
+      "\u256d\u2500\u2500\u2500 Traceback (most recent call last) "
+      "\u2500\u2500\u2500\u256e",
+      "\u2502 /w/run_benchmark.py:327 in main                        \u2502",
+      "\u2570\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500\u2500"
+      "\u256f",
+      "UnboundLocalError: local variable 't_s3' referenced before assignment",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 4);
+}
+
+TEST(EventBuilderTest, ATracebackWithoutItsExceptionLineIsMarkedCutOff) {
+  Harness h;
+  h.Feed({"Traceback (most recent call last):",
+          "  File \"/w/a.py\", line 1, in <module>"});
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_TRUE(h.events[0].cut_off);
+}
+
+} // namespace
+} // namespace faultline::events

@@ -46,6 +46,7 @@ json ToJson(const TriageReport& r) {
     root["file"] = rc.where.file;
     root["line"] = rc.where.line;
     root["text"] = rc.where.text;
+    if (rc.message_start) root["message_start"] = LineJson(*rc.message_start);
     root["process"] = ProcessJson(rc.process);
     root["rule"] = Opt(rc.rule);
     root["category"] = rc.category.empty() ? json(nullptr) : json(rc.category);

@@ -40,7 +40,10 @@ struct RootCause {
   std::string message;    // the error line's message, e.g. "AssertionError: DP adjusted ..."
   std::string exception;  // Python exception type / C++ type / "" when none
   std::string kind;       // event kind: python-traceback, cxx-terminate, cuda-error, ...
-  LineRef where;          // the message line itself
+  LineRef where;          // the message line itself (the specific line of a multi-line message)
+  // A message that continues over several lines (NCCL's "Last error:" and
+  // its detail, pydantic's reason): where it starts, when that is not `where`.
+  std::optional<LineRef> message_start;
   ProcessRef process;
   std::optional<std::string> rule;  // matched signature id, or none for an unknown error
   std::string category;             // from the rule ("gpu-visibility", "oom", ...) or ""

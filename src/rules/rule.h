@@ -33,6 +33,14 @@ struct Rule {
   std::string reason;        // cascade: why a matching line is a consequence
   bool summary = false;      // cascade: a launcher's summary of a failure; the
                              // best evidence left when nothing else failed
+  // signature: a generic wrapper error (NCCL "unhandled system error",
+  // RayTaskError, "EngineCore failed to start", CalledProcessError) that
+  // yields to a more specific error in the same process or causal window.
+  bool generic = false;
+  // cascade: the pattern is matched on a traceback's frame lines too, so a
+  // traceback raised by a launcher's own code (torch.distributed.run,
+  // deepspeed.launcher) is a consequence wherever its message points.
+  bool frames = false;
   std::string phase;         // phase: one of the design.md vocabulary
   bool completes = false;    // phase: the job finished (counts as healthy)
   std::string replacement;   // redact: what the secret becomes

@@ -84,7 +84,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name,
   static const std::set<std::string> kKnownKeys = {
       "id",     "kind",    "pattern", "framework", "versions", "category", "title",
       "explanation", "fix", "reason", "summary",  "phase",    "completes", "replacement",
-      "samples"};
+      "samples", "generic", "frames"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -116,6 +116,8 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name,
   rule.fix = Scalar(node, "fix");
   rule.reason = Scalar(node, "reason");
   rule.summary = node["summary"] && node["summary"].as<bool>();
+  rule.generic = node["generic"] && node["generic"].as<bool>();
+  rule.frames = node["frames"] && node["frames"].as<bool>();
   rule.phase = Scalar(node, "phase");
   rule.completes = node["completes"] && node["completes"].as<bool>();
   rule.replacement = Scalar(node, "replacement");
