@@ -7,17 +7,14 @@
 
 namespace faultline::diagnosis {
 
-BlockPipeline::BlockPipeline(input::LineReader *reader,
-                             const rules::PatternMatcher &matcher,
-                             bool threaded, const parse::WrapperSet *wrappers)
-    : reader_(reader), matcher_(matcher), threaded_(threaded),
-      wrappers_(wrappers) {
+BlockPipeline::BlockPipeline(input::LineReader *reader, const rules::PatternMatcher &matcher, bool threaded,
+                             const parse::WrapperSet *wrappers)
+    : reader_(reader), matcher_(matcher), threaded_(threaded), wrappers_(wrappers) {
   for (size_t i = 0; i < (threaded_ ? kDepth : 1); ++i) {
     storage_.push_back(std::make_unique<ScannedBlock>());
     free_.push_back(storage_.back().get());
   }
-  if (threaded_)
-    producer_ = std::thread([this] { ProducerLoop(); });
+  if (threaded_) producer_ = std::thread([this] { ProducerLoop(); });
 }
 
 BlockPipeline::~BlockPipeline() {
@@ -33,23 +30,21 @@ BlockPipeline::~BlockPipeline() {
 
 bool BlockPipeline::Produce(ScannedBlock *out) {
   input::LineBlock block;
-  if (!reader_->NextBlock(&block))
-    return false;
+  if (!reader_->NextBlock(&block)) return false;
   out->data.clear();
   out->hits.clear();
   std::string_view data = block.data;
-  if (input::NeedsCleaning(data)) { // one check for the whole block
+  if (input::NeedsCleaning(data)) {  // one check for the whole block
     size_t pos = 0;
     while (pos < data.size()) {
       size_t nl = data.find('\n', pos);
-      if (nl == std::string_view::npos)
-        nl = data.size();
+      if (nl == std::string_view::npos) nl = data.size();
       input::CleanLineInto(data.substr(pos, nl - pos), &out->data);
       out->data.push_back('\n');
       pos = nl + 1;
     }
   } else {
-    out->data.assign(data); // the reader reuses its buffer
+    out->data.assign(data);  // the reader reuses its buffer
   }
   out->line_identity.clear();
   out->identities.clear();
@@ -61,18 +56,14 @@ bool BlockPipeline::Produce(ScannedBlock *out) {
     while (!rest.empty() && first.size() < 200) {
       size_t nl = rest.find('\n');
       first.push_back(rest.substr(0, nl));
-      rest = nl == std::string_view::npos ? std::string_view()
-                                          : rest.substr(nl + 1);
+      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     }
     stack_ = wrappers_->Detect(first);
   }
   detected_ = true;
-  if (!stack_.empty())
-    Peel(out);
+  if (!stack_.empty()) Peel(out);
   matcher_.Scan(out->data, &out->hits);
-  auto by_end = [](const rules::PatternHit &a, const rules::PatternHit &b) {
-    return a.end < b.end;
-  };
+  auto by_end = [](const rules::PatternHit &a, const rules::PatternHit &b) { return a.end < b.end; };
   if (!std::is_sorted(out->hits.begin(), out->hits.end(), by_end)) {
     std::stable_sort(out->hits.begin(), out->hits.end(), by_end);
   }
@@ -89,8 +80,7 @@ void BlockPipeline::Peel(ScannedBlock *out) {
   size_t pos = 0;
   while (pos < data.size()) {
     size_t nl = data.find('\n', pos);
-    if (nl == std::string_view::npos)
-      nl = data.size();
+    if (nl == std::string_view::npos) nl = data.size();
     parse::PeeledLine p = stack_.Peel(data.substr(pos, nl - pos), &scratch);
     // Decoded JSON text may hold escapes and colours of its own.
     if (input::NeedsCleaning(p.inner))
@@ -100,14 +90,12 @@ void BlockPipeline::Peel(ScannedBlock *out) {
     peel_buffer_.push_back('\n');
     // A line the wrappers did not mark (a progress bar's '\r' rewrite kept
     // only the job's text) came from the stream of the line before it.
-    if (!p.peeled)
-      p.identity = last_identity_, p.rank = last_rank_;
+    if (!p.peeled) p.identity = last_identity_, p.rank = last_rank_;
     last_identity_ = p.identity;
     last_rank_ = p.rank;
     uint32_t id = 0;
     if (!p.identity.empty()) {
-      auto [it, added] = identity_ids_.try_emplace(
-          p.identity, static_cast<uint32_t>(out->identities.size()));
+      auto [it, added] = identity_ids_.try_emplace(p.identity, static_cast<uint32_t>(out->identities.size()));
       if (added) {
         out->identities.push_back(p.identity);
         out->identity_rank.push_back(p.rank);
@@ -128,8 +116,7 @@ void BlockPipeline::ProducerLoop() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [this] { return stop_ || !free_.empty(); });
-      if (stop_)
-        return;
+      if (stop_) return;
       block = free_.front();
       free_.pop_front();
     }
@@ -144,8 +131,7 @@ void BlockPipeline::ProducerLoop() {
       }
     }
     cv_.notify_all();
-    if (!more)
-      return;
+    if (!more) return;
   }
 }
 
@@ -161,11 +147,10 @@ const ScannedBlock *BlockPipeline::Next() {
     cv_.notify_all();
   }
   cv_.wait(lock, [this] { return done_ || !ready_.empty(); });
-  if (ready_.empty())
-    return nullptr;
+  if (ready_.empty()) return nullptr;
   current_ = ready_.front();
   ready_.pop_front();
   return current_;
 }
 
-} // namespace faultline::diagnosis
+}  // namespace faultline::diagnosis

@@ -24,23 +24,23 @@
 namespace faultline::diagnosis {
 
 struct ScannedBlock {
-  std::string data; // whole cleaned lines, each ending in '\n'
-  std::vector<rules::PatternHit> hits; // sorted by end offset
+  std::string data;                     // whole cleaned lines, each ending in '\n'
+  std::vector<rules::PatternHit> hits;  // sorted by end offset
   // When the input wears wrappers (parse/wrapper.h), `data` holds the peeled
   // lines and each line's wrapper identity is identities[line_identity[i]]
   // (index 0: none); both are empty for an unwrapped input.
   std::vector<uint32_t> line_identity;
   std::vector<std::string> identities;
-  std::vector<int> identity_rank; // rank the wrapper gives, -1 when none
+  std::vector<int> identity_rank;  // rank the wrapper gives, -1 when none
 };
 
 class BlockPipeline {
-public:
+ public:
   static constexpr size_t kDepth = 3;
   // `wrappers` (may be null) are detected from the input's first lines and
   // peeled from every line before the scan.
-  BlockPipeline(input::LineReader *reader, const rules::PatternMatcher &matcher,
-                bool threaded, const parse::WrapperSet *wrappers = nullptr);
+  BlockPipeline(input::LineReader *reader, const rules::PatternMatcher &matcher, bool threaded,
+                const parse::WrapperSet *wrappers = nullptr);
   ~BlockPipeline();
   BlockPipeline(const BlockPipeline &) = delete;
   BlockPipeline &operator=(const BlockPipeline &) = delete;
@@ -52,9 +52,9 @@ public:
   // The wrappers detected ("" when none). Valid once Next() returned a block.
   std::string wrappers() const;
 
-private:
-  bool Produce(ScannedBlock *out); // false at the end of the input
-  void Peel(ScannedBlock *out);    // applies stack_ to out->data
+ private:
+  bool Produce(ScannedBlock *out);  // false at the end of the input
+  void Peel(ScannedBlock *out);     // applies stack_ to out->data
   void ProducerLoop();
 
   input::LineReader *reader_;
@@ -64,10 +64,9 @@ private:
   bool detected_ = false;
   parse::WrapperStack stack_;
   std::string peel_buffer_;
-  std::string last_identity_; // of the previous peeled line
+  std::string last_identity_;  // of the previous peeled line
   int last_rank_ = -1;
-  std::unordered_map<std::string, uint32_t>
-      identity_ids_; // of the block being peeled
+  std::unordered_map<std::string, uint32_t> identity_ids_;  // of the block being peeled
   std::vector<std::unique_ptr<ScannedBlock>> storage_;
   ScannedBlock *current_ = nullptr;
 
@@ -80,6 +79,6 @@ private:
   std::thread producer_;
 };
 
-} // namespace faultline::diagnosis
+}  // namespace faultline::diagnosis
 
-#endif // FAULTLINE_DIAGNOSIS_BLOCK_PIPELINE_H_
+#endif  // FAULTLINE_DIAGNOSIS_BLOCK_PIPELINE_H_

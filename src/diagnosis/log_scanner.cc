@@ -1,10 +1,10 @@
 #include "diagnosis/log_scanner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "diagnosis/block_pipeline.h"
 #include "diagnosis/scan_patterns.h"
@@ -19,19 +19,18 @@ namespace faultline::diagnosis {
 using events::LineInfo;
 using rules::RuleKind;
 
-Result<std::unique_ptr<rules::RuleSet>>
-BuildScanRuleSet(std::vector<rules::Rule> rule_list) {
-  return rules::RuleSet::Build(std::move(rule_list), StructuralScanPatterns(),
-                               &PrecompiledBuiltinDatabase());
+Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule> rule_list) {
+  return rules::RuleSet::Build(std::move(rule_list), StructuralScanPatterns(), &PrecompiledBuiltinDatabase());
 }
 
 namespace {
 
 class Scanner {
-public:
-  Scanner(int file_index, bool need_times, const rules::RuleSet &rules,
-          Findings *findings)
-      : file_(file_index), need_times_(need_times), rules_(rules),
+ public:
+  Scanner(int file_index, bool need_times, const rules::RuleSet &rules, Findings *findings)
+      : file_(file_index),
+        need_times_(need_times),
+        rules_(rules),
         findings_(findings),
         builder_([this](events::Event &&e) { OnEvent(std::move(e)); }) {}
 
@@ -44,10 +43,9 @@ public:
     size_t hit = 0;
     size_t pos = 0;
     int64_t line_no = first_line;
-    size_t index = 0; // of the line in the block
+    size_t index = 0;  // of the line in the block
     while (pos < data.size()) {
-      const char *nl = static_cast<const char *>(
-          std::memchr(data.data() + pos, '\n', data.size() - pos));
+      const char *nl = static_cast<const char *>(std::memchr(data.data() + pos, '\n', data.size() - pos));
       size_t end = nl ? static_cast<size_t>(nl - data.data()) : data.size();
       std::string_view line = data.substr(pos, end - pos);
       uint32_t structure = 0;
@@ -56,14 +54,12 @@ public:
         unsigned id = hits[hit].id;
         if (id >= rules::kStructuralBase) {
           structure |= 1u << (id - rules::kStructuralBase);
-        } else if (std::find(line_rules_.begin(), line_rules_.end(), id) ==
-                   line_rules_.end()) {
+        } else if (std::find(line_rules_.begin(), line_rules_.end(), id) == line_rules_.end()) {
           line_rules_.push_back(id);
         }
         ++hit;
       }
-      if (index < block.line_identity.size() &&
-          block.line_identity[index] != 0) {
+      if (index < block.line_identity.size() && block.line_identity[index] != 0) {
         uint32_t id = block.line_identity[index];
         wrapper_identity_ = block.identities[id];
         wrapper_rank_ = block.identity_rank[id];
@@ -84,34 +80,30 @@ public:
 
   void Finish() {
     builder_.Finish();
-    if (last_line_no_ > 0)
-      findings_->last_line = LineInfo{file_, last_line_no_, last_line_};
+    if (last_line_no_ > 0) findings_->last_line = LineInfo{file_, last_line_no_, last_line_};
   }
 
-private:
+ private:
   // The file's last non-empty line tells where a stalled log stopped; the
   // block's memory is reused, so it is copied (once per block).
   void RememberLastLine(std::string_view data, int64_t last_no) {
     while (!data.empty() && data.back() == '\n') {
       data.remove_suffix(1);
       size_t start = data.rfind('\n');
-      std::string_view line =
-          start == std::string_view::npos ? data : data.substr(start + 1);
+      std::string_view line = start == std::string_view::npos ? data : data.substr(start + 1);
       if (!line.empty()) {
         last_line_.assign(line.substr(0, 2000));
         last_line_no_ = last_no;
         return;
       }
-      data = start == std::string_view::npos ? std::string_view()
-                                             : data.substr(0, start + 1);
+      data = start == std::string_view::npos ? std::string_view() : data.substr(0, start + 1);
       --last_no;
     }
   }
 
   void Line(std::string_view text, int64_t line_no, uint32_t structure) {
     ++findings_->total_lines;
-    const bool interesting =
-        !line_rules_.empty() || structure != 0 || builder_.NeedsEveryLine();
+    const bool interesting = !line_rules_.empty() || structure != 0 || builder_.NeedsEveryLine();
     if (!interesting && !need_times_ && !findings_->miner) {
       // The common case (INFO noise): only attribute the line to its process.
       parse::ParsedLine p = parse::ParseProcessPrefixes(text);
@@ -124,44 +116,39 @@ private:
     if (p.time.valid)
       last_time_ = p.time;
     else if (last_time_.valid)
-      p.time = last_time_; // inherit for cross-file order
+      p.time = last_time_;  // inherit for cross-file order
     NoteProcess(p, line_no);
     int64_t template_id = -1;
-    if (findings_->miner)
-      template_id = findings_->miner->Add(p.message);
-    if (!interesting)
-      return;
+    if (findings_->miner) template_id = findings_->miner->Add(p.message);
+    if (!interesting) return;
 
     matches_.clear();
     bool benign = false, cascade = false;
     for (unsigned id : line_rules_) {
       const rules::Rule &rule = rules_.rules()[id];
       rules::Captures caps;
-      if (!rules_.Confirm(id, text, &caps))
-        continue; // a prefilter false positive
+      if (!rules_.Confirm(id, text, &caps)) continue;  // a prefilter false positive
       switch (rule.kind) {
-      case RuleKind::kPhase:
-        AddPhase(rule, id, p, line_no);
-        break;
-      case RuleKind::kFact:
-        for (auto &[name, value] : caps)
-          SetFact(name, value);
-        break;
-      case RuleKind::kBenign:
-        benign = true;
-        break;
-      case RuleKind::kCascade:
-        cascade = true;
-        [[fallthrough]];
-      case RuleKind::kSignature:
-        matches_.push_back(events::RuleMatch{id, std::move(caps), line_no});
-        break;
-      case RuleKind::kRedact:
-        break;
+        case RuleKind::kPhase:
+          AddPhase(rule, id, p, line_no);
+          break;
+        case RuleKind::kFact:
+          for (auto &[name, value] : caps) SetFact(name, value);
+          break;
+        case RuleKind::kBenign:
+          benign = true;
+          break;
+        case RuleKind::kCascade:
+          cascade = true;
+          [[fallthrough]];
+        case RuleKind::kSignature:
+          matches_.push_back(events::RuleMatch{id, std::move(caps), line_no});
+          break;
+        case RuleKind::kRedact:
+          break;
       }
     }
-    if (structure == 0 && matches_.empty() && !builder_.NeedsEveryLine())
-      return;
+    if (structure == 0 && matches_.empty() && !builder_.NeedsEveryLine()) return;
     events::LineView view;
     view.parsed = &p;
     view.file = file_;
@@ -176,10 +163,8 @@ private:
 
   // A wrapper's identity (a compose service, a Slurm task) is the outer
   // name of the process: "task 3/rank3", or "task 3" for an unprefixed line.
-  void WithWrapperIdentity(parse::ParsedLine *p,
-                           std::string *key_buffer = nullptr) {
-    if (wrapper_identity_.empty())
-      return;
+  void WithWrapperIdentity(parse::ParsedLine *p, std::string *key_buffer = nullptr) {
+    if (wrapper_identity_.empty()) return;
     if (p->process.empty()) {
       p->process = wrapper_identity_;
     } else {
@@ -190,26 +175,21 @@ private:
       p->parent = wrapper_identity_;
       p->process = key;
     }
-    if (p->rank < 0)
-      p->rank = wrapper_rank_;
+    if (p->rank < 0) p->rank = wrapper_rank_;
   }
 
   void NoteProcess(const parse::ParsedLine &p, int64_t line_no) {
     std::string_view key = p.process;
     if (!cached_stats_ || key != cached_key_) {
-      auto it = findings_->processes.find(key); // no allocation on the hot path
+      auto it = findings_->processes.find(key);  // no allocation on the hot path
       if (it == findings_->processes.end()) {
-        it = findings_->processes.emplace(std::string(key), ProcessStats())
-                 .first;
-        parse::ParsedLine full =
-            parse::ParseLine(p.text); // role, pid, rank: once per process
+        it = findings_->processes.emplace(std::string(key), ProcessStats()).first;
+        parse::ParsedLine full = parse::ParseLine(p.text);  // role, pid, rank: once per process
         std::string full_key;
         WithWrapperIdentity(&full, &full_key);
         it->second.process =
-            events::ProcessId{std::string(key), std::string(full.role),
-                              std::string(full.parent), full.pid, full.rank};
-        it->second.first_line =
-            LineInfo{file_, line_no, std::string(p.text.substr(0, 400))};
+            events::ProcessId{std::string(key), std::string(full.role), std::string(full.parent), full.pid, full.rank};
+        it->second.first_line = LineInfo{file_, line_no, std::string(p.text.substr(0, 400))};
       }
       cached_stats_ = &it->second;
       cached_key_ = it->first;
@@ -219,20 +199,16 @@ private:
     cached_stats_->last_line.line = line_no;
   }
 
-  void AddPhase(const rules::Rule &rule, size_t id, const parse::ParsedLine &p,
-                int64_t line_no) {
+  void AddPhase(const rules::Rule &rule, size_t id, const parse::ParsedLine &p, int64_t line_no) {
     // Keep the first mark per (process, phase): enough to order phases.
     for (const auto &ph : findings_->phases) {
-      if (ph.phase == rule.phase && ph.process.key == p.process &&
-          ph.completes == rule.completes)
-        return;
+      if (ph.phase == rule.phase && ph.process.key == p.process && ph.completes == rule.completes) return;
     }
     PhaseHit hit;
     hit.phase = rule.phase;
     hit.rule = id;
     hit.where = LineInfo{file_, line_no, std::string(p.text)};
-    hit.process = events::ProcessId{std::string(p.process), std::string(p.role),
-                                    std::string(p.parent), p.pid, p.rank};
+    hit.process = events::ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
     hit.time = p.time;
     hit.completes = rule.completes;
     findings_->phases.push_back(std::move(hit));
@@ -250,8 +226,7 @@ private:
 
   void OnEvent(events::Event &&e) {
     auto it = findings_->processes.find(e.process.key);
-    if (it != findings_->processes.end())
-      ++it->second.errors;
+    if (it != findings_->processes.end()) ++it->second.errors;
     if (findings_->events.size() >= Findings::kMaxEvents) {
       ++findings_->events_dropped;
       return;
@@ -260,7 +235,7 @@ private:
   }
 
   int file_;
-  bool need_times_; // several inputs: every line's time orders them
+  bool need_times_;  // several inputs: every line's time orders them
   const rules::RuleSet &rules_;
   Findings *findings_;
   events::EventBuilder builder_;
@@ -271,21 +246,18 @@ private:
   std::string_view cached_key_;
   std::string last_line_;
   int64_t last_line_no_ = 0;
-  std::string_view
-      wrapper_identity_; // of the current line; into the current block
+  std::string_view wrapper_identity_;  // of the current line; into the current block
   int wrapper_rank_ = -1;
-  std::string process_key_; // identity + inner process key of the current line
+  std::string process_key_;  // identity + inner process key of the current line
   int64_t next_line_ = 1;
 };
 
-} // namespace
+}  // namespace
 
-Status ScanInput(const input::InputFile &file, int file_index, bool need_times,
-                 const rules::RuleSet &rules, const parse::WrapperSet *wrappers,
-                 Findings *findings) {
+Status ScanInput(const input::InputFile &file, int file_index, bool need_times, const rules::RuleSet &rules,
+                 const parse::WrapperSet *wrappers, Findings *findings) {
   auto source = input::OpenByteSource(file.path);
-  if (!source.ok())
-    return source.status();
+  if (!source.ok()) return source.status();
   input::LineReaderOptions reader_options;
   reader_options.count_lines = false;
   input::LineReader reader(std::move(*source), reader_options);
@@ -294,10 +266,9 @@ Status ScanInput(const input::InputFile &file, int file_index, bool need_times,
   {
     static const bool kThreaded = std::thread::hardware_concurrency() > 1;
     BlockPipeline pipeline(&reader, rules.matcher(), kThreaded, wrappers);
-    while (const ScannedBlock *block = pipeline.Next())
-      scanner.Block(*block);
+    while (const ScannedBlock *block = pipeline.Next()) scanner.Block(*block);
     worn = pipeline.wrappers();
-  } // joins the producer: the reader is ours again
+  }  // joins the producer: the reader is ours again
   scanner.Finish();
   report::InputSummary summary;
   summary.file = file.display;
@@ -308,15 +279,13 @@ Status ScanInput(const input::InputFile &file, int file_index, bool need_times,
   findings->inputs.push_back(summary);
   if (!reader.status().ok()) {
     findings->warnings.push_back(
-        fmt::format("{} (kept the {} lines read before the damage)",
-                    reader.status().message(), scanner.lines()));
+        fmt::format("{} (kept the {} lines read before the damage)", reader.status().message(), scanner.lines()));
   }
   if (reader.truncated_lines() > 0) {
     findings->warnings.push_back(
-        fmt::format("{}: {} over-long line(s) cut at 256 KiB", file.display,
-                    reader.truncated_lines()));
+        fmt::format("{}: {} over-long line(s) cut at 256 KiB", file.display, reader.truncated_lines()));
   }
   return Status::Ok();
 }
 
-} // namespace faultline::diagnosis
+}  // namespace faultline::diagnosis

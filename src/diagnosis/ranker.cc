@@ -1,8 +1,8 @@
 #include "diagnosis/ranker.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "rules/rule_loader.h"
 
@@ -12,18 +12,14 @@ using events::Event;
 using events::EventKind;
 using rules::RuleKind;
 
-bool CausallyBefore(const events::LineInfo &a, const parse::Timestamp &ta,
-                    const events::LineInfo &b, const parse::Timestamp &tb,
-                    bool multi_file) {
+bool CausallyBefore(const events::LineInfo &a, const parse::Timestamp &ta, const events::LineInfo &b,
+                    const parse::Timestamp &tb, bool multi_file) {
   if (multi_file && a.file != b.file && ta.valid && tb.valid) {
-    if (ta.year != 0 && tb.year != 0 && ta.year != tb.year)
-      return ta.year < tb.year;
+    if (ta.year != 0 && tb.year != 0 && ta.year != tb.year) return ta.year < tb.year;
     int64_t ka = ta.OrderKey(), kb = tb.OrderKey();
-    if (ka != kb)
-      return ka < kb;
+    if (ka != kb) return ka < kb;
   }
-  if (a.file != b.file)
-    return a.file < b.file;
+  if (a.file != b.file) return a.file < b.file;
   return a.line < b.line;
 }
 
@@ -31,23 +27,19 @@ bool CausallyBefore(const events::LineInfo &a, const parse::Timestamp &ta,
 // event; a signature elsewhere in it (a continuation line) is the fallback.
 // Cascade rules count only on the key line: a chained traceback whose outer
 // exception is a consequence still has a real cause inside.
-std::optional<size_t>
-FirstRuleOfKind(const Event &e, const rules::RuleSet &rules, RuleKind kind) {
+std::optional<size_t> FirstRuleOfKind(const Event &e, const rules::RuleSet &rules, RuleKind kind) {
   for (const auto &m : e.matches) {
-    if (rules.rules()[m.rule].kind == kind && m.line == e.where.line)
-      return m.rule;
+    if (rules.rules()[m.rule].kind == kind && m.line == e.where.line) return m.rule;
   }
   if (kind == RuleKind::kCascade) {
     // A launcher's own frames make its traceback a consequence.
     for (const auto &m : e.matches) {
-      if (rules.rules()[m.rule].kind == kind && rules.rules()[m.rule].frames)
-        return m.rule;
+      if (rules.rules()[m.rule].kind == kind && rules.rules()[m.rule].frames) return m.rule;
     }
     return std::nullopt;
   }
   for (const auto &m : e.matches) {
-    if (rules.rules()[m.rule].kind == kind)
-      return m.rule;
+    if (rules.rules()[m.rule].kind == kind) return m.rule;
   }
   return std::nullopt;
 }
@@ -56,15 +48,12 @@ namespace {
 
 std::string Masked(const std::string &s) {
   std::string out;
-  for (char c : s)
-    out += (c >= '0' && c <= '9') ? '#' : c;
+  for (char c : s) out += (c >= '0' && c <= '9') ? '#' : c;
   return out;
 }
 
 std::string Where(const Event &e) {
-  return fmt::format(
-      "line {}{}", e.where.line,
-      e.process.key.empty() ? "" : fmt::format(" ({})", e.process.key));
+  return fmt::format("line {}{}", e.where.line, e.process.key.empty() ? "" : fmt::format(" ({})", e.process.key));
 }
 
 bool IsGeneric(const Event &e, const rules::RuleSet &rules) {
@@ -73,10 +62,8 @@ bool IsGeneric(const Event &e, const rules::RuleSet &rules) {
 }
 
 bool SameProcess(const Event &a, const Event &b) {
-  if (a.where.file != b.where.file)
-    return false;
-  if (a.process.key == b.process.key)
-    return true;
+  if (a.where.file != b.where.file) return false;
+  if (a.process.key == b.process.key) return true;
   return a.process.pid >= 0 && a.process.pid == b.process.pid;
 }
 
@@ -85,62 +72,60 @@ bool SameProcess(const Event &a, const Event &b) {
 // TorchScript or dynamo print below their own), else the last weak error
 // before it there (the NCCL WARN or compiler diagnostic that an "unhandled
 // system error" or "PassManager::run failed" summarises).
-std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t> &order,
-                                  const std::vector<bool> &recovered,
-                                  const Findings &f,
-                                  const rules::RuleSet &rules) {
-  constexpr int64_t kWindow = 400; // lines
+std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t> &order, const std::vector<bool> &recovered,
+                                  const Findings &f, const rules::RuleSet &rules) {
+  constexpr int64_t kWindow = 400;  // lines
   const auto &ev = f.events;
   const Event &g = ev[root];
   auto usable = [&](size_t j) {
     const Event &e = ev[j];
     return j != root && !recovered[j] && SameProcess(e, g) && !e.cut_off &&
-           !FirstRuleOfKind(e, rules, RuleKind::kCascade) &&
-           !IsGeneric(e, rules);
+           !FirstRuleOfKind(e, rules, RuleKind::kCascade) && !IsGeneric(e, rules);
   };
   for (size_t j : order) {
     const Event &e = ev[j];
-    if (!usable(j) || e.where.line <= g.where.line ||
-        e.where.line > g.where.line + kWindow)
-      continue;
-    if (events::IsStrong(e.kind) ||
-        FirstRuleOfKind(e, rules, RuleKind::kSignature))
-      return j;
+    if (!usable(j) || e.where.line <= g.where.line || e.where.line > g.where.line + kWindow) continue;
+    if (events::IsStrong(e.kind) || FirstRuleOfKind(e, rules, RuleKind::kSignature)) return j;
   }
-  std::optional<size_t> before, known_before;
+  // Before it: a known error beats a compiler's diagnostic beats an NCCL
+  // WARN beats an ERROR line; the latest of the best kind wins. Compilers
+  // and NCCL write to the raw stderr, so unprefixed output counts too.
+  auto score = [&](const Event& e) {
+    if (FirstRuleOfKind(e, rules, RuleKind::kSignature)) return 4;
+    if (e.kind == EventKind::kCompilerError) return 3;
+    if (e.kind == EventKind::kNcclWarn) return 2;
+    return 1;
+  };
+  std::optional<size_t> best;
+  int best_score = 0;
   for (size_t j : order) {
-    const Event &e = ev[j];
-    if (!usable(j) || e.where.line >= g.where.line ||
-        e.where.line < g.where.line - kWindow)
+    const Event& e = ev[j];
+    if (e.where.line >= g.where.line || e.where.line < g.where.line - kWindow || events::IsStrong(e.kind)) continue;
+    const bool stderr_of_it = e.process.key.empty() && e.where.file == g.where.file;
+    if (j == root || recovered[j] || e.cut_off || FirstRuleOfKind(e, rules, RuleKind::kCascade) ||
+        IsGeneric(e, rules) || !(SameProcess(e, g) || stderr_of_it)) {
       continue;
-    if (events::IsStrong(e.kind))
-      continue; // an earlier fatal error would have been the root
-    before = j;
-    if (FirstRuleOfKind(e, rules, RuleKind::kSignature))
-      known_before = j;
+    }
+    if (score(e) >= best_score) best = j, best_score = score(e);
   }
-  return known_before ? known_before : before;
+  return best;
 }
 
 bool IsTermination(const Event &e) {
   const std::string &m = e.message;
-  return m.find("SIGTERM") != std::string::npos ||
-         m.find("exitcode: -15") != std::string::npos ||
-         m.find("exit code -15") != std::string::npos ||
-         m.find("Terminated") != std::string::npos;
+  return m.find("SIGTERM") != std::string::npos || m.find("exitcode: -15") != std::string::npos ||
+         m.find("exit code -15") != std::string::npos || m.find("Terminated") != std::string::npos;
 }
 
-} // namespace
+}  // namespace
 
 Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
   Ranking r;
   const auto &ev = f.events;
   r.order.resize(ev.size());
-  for (size_t i = 0; i < ev.size(); ++i)
-    r.order[i] = i;
+  for (size_t i = 0; i < ev.size(); ++i) r.order[i] = i;
   std::stable_sort(r.order.begin(), r.order.end(), [&](size_t a, size_t b) {
-    return CausallyBefore(ev[a].where, ev[a].time, ev[b].where, ev[b].time,
-                          multi_file);
+    return CausallyBefore(ev[a].where, ev[a].time, ev[b].where, ev[b].time, multi_file);
   });
 
   // Recovered: the same process reached ready/training after the error.
@@ -148,11 +133,9 @@ Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
   for (size_t i = 0; i < ev.size(); ++i) {
     for (const auto &ph : f.phases) {
       int idx = rules::PhaseIndex(ph.phase);
-      if ((idx >= rules::PhaseIndex("ready") &&
-           idx <= rules::PhaseIndex("training")) &&
+      if ((idx >= rules::PhaseIndex("ready") && idx <= rules::PhaseIndex("training")) &&
           ph.process.key == ev[i].process.key &&
-          CausallyBefore(ev[i].where, ev[i].time, ph.where, ph.time,
-                         multi_file)) {
+          CausallyBefore(ev[i].where, ev[i].time, ph.where, ph.time, multi_file)) {
         recovered[i] = true;
       }
     }
@@ -160,73 +143,62 @@ Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
 
   std::optional<size_t> strong, weak, summary, summary_exit, cut_off;
   for (size_t i : r.order) {
-    if (recovered[i])
-      continue;
+    if (recovered[i]) continue;
     auto cascade = FirstRuleOfKind(ev[i], rules, RuleKind::kCascade);
     if (cascade) {
       if (rules.rules()[*cascade].summary) {
-        if (!summary)
-          summary = i;
+        if (!summary) summary = i;
         // Of a launcher's summary, the line that says how a rank ended
         // ("exitcode  : -9 (pid: 79468)") over its title ("train.py FAILED").
         const bool says_how = events::IsStrong(ev[i].kind) && !ev[i].cut_off;
-        if (says_how && !summary_exit)
-          summary_exit = i;
+        if (says_how && !summary_exit) summary_exit = i;
       }
       continue;
     }
     // A weak line that a signature knows (an NCCL WARN "Duplicate GPU
     // detected") is the detail of the fatal error that follows it. A
     // traceback cut off before its exception line is only evidence.
-    const bool known =
-        FirstRuleOfKind(ev[i], rules, RuleKind::kSignature).has_value();
+    const bool known = FirstRuleOfKind(ev[i], rules, RuleKind::kSignature).has_value();
     if (ev[i].cut_off && !known) {
-      if (!cut_off)
-        cut_off = i;
+      if (!cut_off) cut_off = i;
     } else if (events::IsStrong(ev[i].kind) || known) {
-      if (!strong)
-        strong = i;
+      if (!strong) strong = i;
     } else if (!weak) {
       weak = i;
     }
   }
-  if (summary_exit)
-    summary = summary_exit;
+  if (summary_exit) summary = summary_exit;
   // A launcher's summary that says how a rank ended beats a traceback cut
   // off before its exception line (a partial paste, a launcher's own
   // traceback); the cut traceback beats nothing else.
-  if (!strong && !weak && !summary && cut_off)
-    weak = cut_off;
+  if (!strong && !weak && !summary && cut_off) weak = cut_off;
   if (strong) {
     r.root = strong;
-    r.why.push_back(fmt::format(
-        "earliest {} in causal order ({} at {})",
-        events::IsStrong(ev[*strong].kind) ? "fatal error"
-                                           : "known error signature",
-        events::EventKindName(ev[*strong].kind), Where(ev[*strong])));
-    if (weak &&
-        CausallyBefore(ev[*weak].where, ev[*weak].time, ev[*strong].where,
-                       ev[*strong].time, multi_file)) {
-      r.why.push_back(fmt::format("an earlier {} at {} did not end the process "
-                                  "and ranks below a fatal error",
-                                  events::EventKindName(ev[*weak].kind),
-                                  Where(ev[*weak])));
+    r.why.push_back(fmt::format("earliest {} in causal order ({} at {})",
+                                events::IsStrong(ev[*strong].kind) ? "fatal error" : "known error signature",
+                                events::EventKindName(ev[*strong].kind), Where(ev[*strong])));
+    if (weak && CausallyBefore(ev[*weak].where, ev[*weak].time, ev[*strong].where, ev[*strong].time, multi_file)) {
+      r.why.push_back(
+          fmt::format("an earlier {} at {} did not end the process "
+                      "and ranks below a fatal error",
+                      events::EventKindName(ev[*weak].kind), Where(ev[*weak])));
     }
   } else if (weak) {
     r.root = weak;
-    r.why.push_back(fmt::format("no fatal error (traceback, signal, exception) "
-                                "found; earliest error line at {}",
-                                Where(ev[*weak])));
+    r.why.push_back(
+        fmt::format("no fatal error (traceback, signal, exception) "
+                    "found; earliest error line at {}",
+                    Where(ev[*weak])));
   } else if (summary) {
     r.root = summary;
-    r.why.push_back(fmt::format("only a launcher's summary reports the failure "
-                                "({}); the failing process printed no error",
-                                Where(ev[*summary])));
+    r.why.push_back(
+        fmt::format("only a launcher's summary reports the failure "
+                    "({}); the failing process printed no error",
+                    Where(ev[*summary])));
   }
   if (!r.root) {
     for (size_t i = 0; i < ev.size(); ++i) {
-      if (recovered[i])
-        r.recovered.push_back(i);
+      if (recovered[i]) r.recovered.push_back(i);
     }
     return r;
   }
@@ -235,44 +207,35 @@ Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
     if (auto specific = SpecificFor(*r.root, r.order, recovered, f, rules)) {
       wrapper = r.root;
       auto sig = FirstRuleOfKind(ev[*r.root], rules, RuleKind::kSignature);
-      r.why.push_back(fmt::format("{} at {} is a generic wrapper error ({}); "
-                                  "the more specific {} at {} in the same "
-                                  "process says what failed",
-                                  events::EventKindName(ev[*r.root].kind),
-                                  Where(ev[*r.root]), rules.rules()[*sig].id,
-                                  events::EventKindName(ev[*specific].kind),
-                                  Where(ev[*specific])));
+      r.why.push_back(
+          fmt::format("{} at {} is a generic wrapper error ({}); "
+                      "the more specific {} at {} in the same "
+                      "process says what failed",
+                      events::EventKindName(ev[*r.root].kind), Where(ev[*r.root]), rules.rules()[*sig].id,
+                      events::EventKindName(ev[*specific].kind), Where(ev[*specific])));
       r.root = specific;
     }
   }
   const Event &root = ev[*r.root];
   if (root.chain.size() > 1) {
-    r.why.push_back(
-        fmt::format("first exception of a chain of {} (the innermost cause)",
-                    root.chain.size()));
+    r.why.push_back(fmt::format("first exception of a chain of {} (the innermost cause)", root.chain.size()));
   }
   if (auto sig = FirstRuleOfKind(root, rules, RuleKind::kSignature)) {
-    r.why.push_back(
-        fmt::format("matches known signature {}", rules.rules()[*sig].id));
+    r.why.push_back(fmt::format("matches known signature {}", rules.rules()[*sig].id));
   } else {
-    r.why.push_back(
-        "no rule knows this error; it was found by structure alone");
+    r.why.push_back("no rule knows this error; it was found by structure alone");
   }
   size_t cascade_by_rule = 0;
   for (size_t i = 0; i < ev.size(); ++i) {
-    if (FirstRuleOfKind(ev[i], rules, RuleKind::kCascade))
-      ++cascade_by_rule;
+    if (FirstRuleOfKind(ev[i], rules, RuleKind::kCascade)) ++cascade_by_rule;
   }
   if (cascade_by_rule > 0) {
-    r.why.push_back(fmt::format(
-        "{} error line(s) were set aside as consequences by cascade rules",
-        cascade_by_rule));
+    r.why.push_back(fmt::format("{} error line(s) were set aside as consequences by cascade rules", cascade_by_rule));
   }
 
   const std::string root_masked = Masked(root.message);
   for (size_t i : r.order) {
-    if (i == *r.root)
-      continue;
+    if (i == *r.root) continue;
     if (recovered[i]) {
       r.recovered.push_back(i);
       continue;
@@ -280,48 +243,35 @@ Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
     const Event &e = ev[i];
     CascadeDecision d;
     d.event = i;
-    bool before_root =
-        CausallyBefore(e.where, e.time, root.where, root.time, multi_file);
+    bool before_root = CausallyBefore(e.where, e.time, root.where, root.time, multi_file);
     if (wrapper && i == *wrapper) {
-      d.reason =
-          fmt::format("a generic wrapper of the root cause ({})", Where(root));
+      d.reason = fmt::format("a generic wrapper of the root cause ({})", Where(root));
     } else if (auto cascade = FirstRuleOfKind(e, rules, RuleKind::kCascade)) {
       d.rule = cascade;
       const rules::Captures *caps = nullptr;
       for (const auto &m : e.matches) {
-        if (m.rule == *cascade)
-          caps = &m.captures;
+        if (m.rule == *cascade) caps = &m.captures;
       }
-      d.reason =
-          rules::RenderTemplateWith(rules.rules()[*cascade].reason,
-                                    caps ? *caps : rules::Captures(), f.facts);
-    } else if (Masked(e.message) == root_masked &&
-               e.process.key != root.process.key) {
-      d.reason = fmt::format(
-          "the same error as the root cause, in another process ({})",
-          e.process.key.empty() ? "unprefixed output" : e.process.key);
+      d.reason = rules::RenderTemplateWith(rules.rules()[*cascade].reason, caps ? *caps : rules::Captures(), f.facts);
+    } else if (Masked(e.message) == root_masked && e.process.key != root.process.key) {
+      d.reason = fmt::format("the same error as the root cause, in another process ({})",
+                             e.process.key.empty() ? "unprefixed output" : e.process.key);
       r.same_error.push_back(i);
     } else if (before_root) {
-      d.reason = fmt::format(
-          "logged before the root cause but did not end the process ({})",
-          events::EventKindName(e.kind));
-    } else if (IsTermination(e)) {
       d.reason =
-          fmt::format("a termination after {} failed",
-                      root.process.key.empty() ? "the job" : root.process.key);
+          fmt::format("logged before the root cause but did not end the process ({})", events::EventKindName(e.kind));
+    } else if (IsTermination(e)) {
+      d.reason = fmt::format("a termination after {} failed", root.process.key.empty() ? "the job" : root.process.key);
     } else if (e.process.key == root.process.key) {
-      d.reason = fmt::format("follows the root cause in the same process ({})",
-                             Where(root));
+      d.reason = fmt::format("follows the root cause in the same process ({})", Where(root));
     } else {
-      d.reason = fmt::format(
-          "raised in {} after {} failed at {}",
-          e.process.key.empty() ? "the unprefixed (parent) output"
-                                : e.process.key,
-          root.process.key.empty() ? "the job" : root.process.key, Where(root));
+      d.reason = fmt::format("raised in {} after {} failed at {}",
+                             e.process.key.empty() ? "the unprefixed (parent) output" : e.process.key,
+                             root.process.key.empty() ? "the job" : root.process.key, Where(root));
     }
     r.cascade.push_back(std::move(d));
   }
   return r;
 }
 
-} // namespace faultline::diagnosis
+}  // namespace faultline::diagnosis

@@ -46,8 +46,7 @@ rules:
   return std::move(*rules::RuleSet::Build(std::move(*rules)));
 }
 
-Event Make(EventKind kind, int64_t line, const std::string &message,
-           const std::string &process = "", int file = 0) {
+Event Make(EventKind kind, int64_t line, const std::string &message, const std::string &process = "", int file = 0) {
   Event e;
   e.kind = kind;
   e.where = events::LineInfo{file, line, message};
@@ -64,15 +63,10 @@ Event WithRule(Event e, size_t rule) {
 TEST(RankerTest, EarliestFatalErrorWinsAndLaterOnesAreCascade) {
   auto rules = TestRules();
   Findings f;
-  f.events.push_back(Make(EventKind::kPythonTraceback, 173,
-                          "RuntimeError: x. See root cause above.", ""));
+  f.events.push_back(Make(EventKind::kPythonTraceback, 173, "RuntimeError: x. See root cause above.", ""));
   f.events.back() = WithRule(f.events.back(), 0);
-  f.events.push_back(Make(EventKind::kPythonTraceback, 41,
-                          "AssertionError: rank 3 out of bounds",
-                          "Worker pid=7506"));
-  f.events.push_back(Make(EventKind::kPythonTraceback, 58,
-                          "AssertionError: rank 2 out of bounds",
-                          "Worker pid=7505"));
+  f.events.push_back(Make(EventKind::kPythonTraceback, 41, "AssertionError: rank 3 out of bounds", "Worker pid=7506"));
+  f.events.push_back(Make(EventKind::kPythonTraceback, 58, "AssertionError: rank 2 out of bounds", "Worker pid=7505"));
   Ranking r = Rank(f, *rules, false);
   ASSERT_TRUE(r.root);
   EXPECT_EQ(f.events[*r.root].where.line, 41);
@@ -85,17 +79,14 @@ TEST(RankerTest, EarliestFatalErrorWinsAndLaterOnesAreCascade) {
 TEST(RankerTest, StrongBeatsEarlierWeakUnlessASignatureKnowsTheWeakOne) {
   auto rules = TestRules();
   Findings f;
-  f.events.push_back(
-      Make(EventKind::kErrorLog, 5, "could not reach metrics server"));
+  f.events.push_back(Make(EventKind::kErrorLog, 5, "could not reach metrics server"));
   f.events.push_back(Make(EventKind::kExceptionLine, 9, "ValueError: bad"));
   Ranking r = Rank(f, *rules, false);
   EXPECT_EQ(f.events[*r.root].where.line, 9);
 
   Findings g;
-  g.events.push_back(WithRule(
-      Make(EventKind::kNcclWarn, 42, "Duplicate GPU detected : rank 1"), 2));
-  g.events.push_back(Make(EventKind::kPythonTraceback, 66,
-                          "torch.distributed.DistBackendError: NCCL error"));
+  g.events.push_back(WithRule(Make(EventKind::kNcclWarn, 42, "Duplicate GPU detected : rank 1"), 2));
+  g.events.push_back(Make(EventKind::kPythonTraceback, 66, "torch.distributed.DistBackendError: NCCL error"));
   Ranking s = Rank(g, *rules, false);
   EXPECT_EQ(g.events[*s.root].where.line, 42);
 }
@@ -103,8 +94,7 @@ TEST(RankerTest, StrongBeatsEarlierWeakUnlessASignatureKnowsTheWeakOne) {
 TEST(RankerTest, LauncherSummaryIsTheRootOnlyWhenNothingElseFailed) {
   auto rules = TestRules();
   Findings f;
-  f.events.push_back(WithRule(
-      Make(EventKind::kExitStatus, 30, "exitcode  : -9 (pid: 952)"), 1));
+  f.events.push_back(WithRule(Make(EventKind::kExitStatus, 30, "exitcode  : -9 (pid: 952)"), 1));
   Ranking r = Rank(f, *rules, false);
   ASSERT_TRUE(r.root);
   EXPECT_EQ(f.events[*r.root].where.line, 30);
@@ -118,8 +108,7 @@ TEST(RankerTest, LauncherSummaryIsTheRootOnlyWhenNothingElseFailed) {
 TEST(RankerTest, ErrorFollowedByReadyInTheSameProcessIsRecovered) {
   auto rules = TestRules();
   Findings f;
-  f.events.push_back(Make(EventKind::kExceptionLine, 3,
-                          "ImportError: optional flash-attn missing", "api"));
+  f.events.push_back(Make(EventKind::kExceptionLine, 3, "ImportError: optional flash-attn missing", "api"));
   PhaseHit ready;
   ready.phase = "ready";
   ready.where = events::LineInfo{0, 50, "Application startup complete"};
@@ -133,36 +122,27 @@ TEST(RankerTest, ErrorFollowedByReadyInTheSameProcessIsRecovered) {
 TEST(RankerTest, TimestampsOrderEventsAcrossFiles) {
   auto rules = TestRules();
   Findings f;
-  Event late = Make(EventKind::kPythonTraceback, 2, "RuntimeError: peer closed",
-                    "rank0", 0);
+  Event late = Make(EventKind::kPythonTraceback, 2, "RuntimeError: peer closed", "rank0", 0);
   late.time = parse::Timestamp{true, 2025, 5, 9, 15, 15, 30, 0};
-  Event early =
-      Make(EventKind::kPythonTraceback, 90, "ZeroDivisionError", "rank1", 1);
+  Event early = Make(EventKind::kPythonTraceback, 90, "ZeroDivisionError", "rank1", 1);
   early.time = parse::Timestamp{true, 2025, 5, 9, 15, 15, 10, 0};
   f.events = {late, early};
   EXPECT_EQ(f.events[*Rank(f, *rules, true).root].where.line, 90);
-  EXPECT_EQ(f.events[*Rank(f, *rules, false).root].where.line, 2)
-      << "one file: line order";
+  EXPECT_EQ(f.events[*Rank(f, *rules, false).root].where.line, 2) << "one file: line order";
 }
 
-TEST(RankerTest,
-     AGenericWrapperYieldsToTheSpecificErrorPrintedBelowItInTheSameProcess) {
+TEST(RankerTest, AGenericWrapperYieldsToTheSpecificErrorPrintedBelowItInTheSameProcess) {
   auto rules = TestRules();
   Findings f;
   f.events.push_back(WithRule(
-      Make(EventKind::kPythonTraceback, 20,
-           "ray.exceptions.RayTaskError(ValueError): ray::f()", "driver"),
-      3));
-  f.events.push_back(Make(EventKind::kPythonTraceback, 31,
-                          "ValueError: no such data source", "driver"));
-  f.events.push_back(
-      Make(EventKind::kPythonTraceback, 40, "KeyError: other", "worker"));
+      Make(EventKind::kPythonTraceback, 20, "ray.exceptions.RayTaskError(ValueError): ray::f()", "driver"), 3));
+  f.events.push_back(Make(EventKind::kPythonTraceback, 31, "ValueError: no such data source", "driver"));
+  f.events.push_back(Make(EventKind::kPythonTraceback, 40, "KeyError: other", "worker"));
   Ranking r = Rank(f, *rules, false);
   ASSERT_TRUE(r.root);
   EXPECT_EQ(f.events[*r.root].where.line, 31);
   bool explained = false;
-  for (const auto &w : r.why)
-    explained = explained || w.find("generic wrapper") != std::string::npos;
+  for (const auto &w : r.why) explained = explained || w.find("generic wrapper") != std::string::npos;
   EXPECT_TRUE(explained);
   ASSERT_FALSE(r.cascade.empty());
   EXPECT_EQ(f.events[r.cascade[0].event].where.line, 20);
@@ -172,36 +152,27 @@ TEST(RankerTest,
 TEST(RankerTest, AGenericWrapperYieldsToAnEarlierWeakErrorOfItsProcess) {
   auto rules = TestRules();
   Findings f;
-  f.events.push_back(Make(EventKind::kNcclWarn, 12,
-                          "NET/Socket : no socket interface found", "rank0"));
+  f.events.push_back(Make(EventKind::kNcclWarn, 12, "NET/Socket : no socket interface found", "rank0"));
+  f.events.push_back(Make(EventKind::kNcclWarn, 13, "unrelated warning elsewhere", "rank1"));
   f.events.push_back(
-      Make(EventKind::kNcclWarn, 13, "unrelated warning elsewhere", "rank1"));
-  f.events.push_back(WithRule(
-      Make(EventKind::kPythonTraceback, 30,
-           "RuntimeError: NCCL error: unhandled system error", "rank0"),
-      3));
+      WithRule(Make(EventKind::kPythonTraceback, 30, "RuntimeError: NCCL error: unhandled system error", "rank0"), 3));
   Ranking r = Rank(f, *rules, false);
   EXPECT_EQ(f.events[*r.root].where.line, 12);
   // Without a specific error nearby the generic one stays the root.
   Findings g;
-  g.events.push_back(WithRule(
-      Make(EventKind::kPythonTraceback, 30,
-           "RuntimeError: NCCL error: unhandled system error", "rank0"),
-      3));
+  g.events.push_back(
+      WithRule(Make(EventKind::kPythonTraceback, 30, "RuntimeError: NCCL error: unhandled system error", "rank0"), 3));
   Ranking s = Rank(g, *rules, false);
   EXPECT_EQ(g.events[*s.root].where.line, 30);
 }
 
-TEST(RankerTest,
-     ATracebackCutOffBeforeItsExceptionNeverOutranksAConcreteError) {
+TEST(RankerTest, ATracebackCutOffBeforeItsExceptionNeverOutranksAConcreteError) {
   auto rules = TestRules();
   Findings f;
-  Event cut = Make(EventKind::kPythonTraceback, 5,
-                   "Traceback (cut off before its exception line)");
+  Event cut = Make(EventKind::kPythonTraceback, 5, "Traceback (cut off before its exception line)");
   cut.cut_off = true;
   f.events.push_back(cut);
-  f.events.push_back(
-      Make(EventKind::kErrorLog, 9, "failed writing file data/1661"));
+  f.events.push_back(Make(EventKind::kErrorLog, 9, "failed writing file data/1661"));
   Ranking r = Rank(f, *rules, false);
   EXPECT_EQ(f.events[*r.root].where.line, 9);
 }
@@ -209,13 +180,11 @@ TEST(RankerTest,
 TEST(RankerTest, OfALaunchersSummaryTheLineSayingHowTheRankEndedWins) {
   auto rules = TestRules();
   Findings f;
-  f.events.push_back(
-      WithRule(Make(EventKind::kErrorLog, 1, "exitcode  : see below"), 1));
-  f.events.push_back(WithRule(
-      Make(EventKind::kExitStatus, 11, "exitcode  : -9 (pid: 79468)"), 1));
+  f.events.push_back(WithRule(Make(EventKind::kErrorLog, 1, "exitcode  : see below"), 1));
+  f.events.push_back(WithRule(Make(EventKind::kExitStatus, 11, "exitcode  : -9 (pid: 79468)"), 1));
   Ranking r = Rank(f, *rules, false);
   EXPECT_EQ(f.events[*r.root].where.line, 11);
 }
 
-} // namespace
-} // namespace faultline::diagnosis
+}  // namespace
+}  // namespace faultline::diagnosis

@@ -1,8 +1,8 @@
 #include "diagnosis/triage.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "diagnosis/log_scanner.h"
 #include "diagnosis/ranker.h"
@@ -20,14 +20,11 @@ using report::ProcessRef;
 namespace {
 
 class ReportBuilder {
-public:
-  ReportBuilder(const rules::RuleSet &rules,
-                const std::vector<std::string> &names)
-      : rules_(rules), names_(names) {}
+ public:
+  ReportBuilder(const rules::RuleSet &rules, const std::vector<std::string> &names) : rules_(rules), names_(names) {}
 
   LineRef Ref(const events::LineInfo &l) const {
-    return LineRef{names_[static_cast<size_t>(l.file)], l.line,
-                   rules_.Redact(l.text)};
+    return LineRef{names_[static_cast<size_t>(l.file)], l.line, rules_.Redact(l.text)};
   }
 
   ProcessRef Proc(const events::ProcessId &p) const {
@@ -35,53 +32,44 @@ public:
     r.tag = p.key;
     r.role = p.role;
     r.parent = p.parent;
-    if (p.pid >= 0)
-      r.pid = p.pid;
-    if (p.rank >= 0)
-      r.rank = p.rank;
+    if (p.pid >= 0) r.pid = p.pid;
+    if (p.rank >= 0) r.rank = p.rank;
     return r;
   }
 
   std::string Redact(const std::string &s) const { return rules_.Redact(s); }
 
-private:
+ private:
   const rules::RuleSet &rules_;
   const std::vector<std::string> &names_;
 };
 
-void FillPhases(const Findings &f, const Ranking &ranking,
-                const rules::RuleSet &rules, bool multi_file,
+void FillPhases(const Findings &f, const Ranking &ranking, const rules::RuleSet &rules, bool multi_file,
                 const ReportBuilder &rb, report::TriageReport *out) {
   const events::Event *root = ranking.root ? &f.events[*ranking.root] : nullptr;
   int best = f.total_lines > 0 ? rules::PhaseIndex("process-start") : -1;
   bool completed = false;
   std::vector<const PhaseHit *> hits;
-  for (const auto &ph : f.phases)
-    hits.push_back(&ph);
-  std::stable_sort(
-      hits.begin(), hits.end(), [&](const PhaseHit *a, const PhaseHit *b) {
-        return CausallyBefore(a->where, a->time, b->where, b->time, multi_file);
-      });
+  for (const auto &ph : f.phases) hits.push_back(&ph);
+  std::stable_sort(hits.begin(), hits.end(), [&](const PhaseHit *a, const PhaseHit *b) {
+    return CausallyBefore(a->where, a->time, b->where, b->time, multi_file);
+  });
   for (const PhaseHit *ph : hits) {
-    bool before_root = !root || CausallyBefore(ph->where, ph->time, root->where,
-                                               root->time, multi_file);
+    bool before_root = !root || CausallyBefore(ph->where, ph->time, root->where, root->time, multi_file);
     report::PhaseMark mark;
     mark.phase = ph->phase;
     mark.where = rb.Ref(ph->where);
     mark.process = rb.Proc(ph->process);
     mark.rule = rules.rules()[ph->rule].id;
     out->phases.push_back(std::move(mark));
-    if (!before_root)
-      continue;
+    if (!before_root) continue;
     best = std::max(best, rules::PhaseIndex(ph->phase));
     completed = completed || ph->completes;
   }
-  if (best >= 0)
-    out->last_phase = rules::PhaseOrder()[static_cast<size_t>(best)];
+  if (best >= 0) out->last_phase = rules::PhaseOrder()[static_cast<size_t>(best)];
   const int ready = rules::PhaseIndex("ready");
   for (int i = best + 1; i <= ready && best < ready; ++i) {
-    out->phases_never_reached.push_back(
-        rules::PhaseOrder()[static_cast<size_t>(i)]);
+    out->phases_never_reached.push_back(rules::PhaseOrder()[static_cast<size_t>(i)]);
   }
   if (!root) {
     if (best >= ready || completed) {
@@ -92,37 +80,27 @@ void FillPhases(const Findings &f, const Ranking &ranking,
   }
 }
 
-std::optional<report::TemplateRef> TemplateOf(const Findings &f,
-                                              const events::LineInfo &where) {
-  if (!f.miner || where.template_id < 0)
-    return std::nullopt;
-  const mining::Template *t =
-      f.miner->Find(static_cast<mining::TemplateId>(where.template_id));
-  if (!t)
-    return std::nullopt; // evicted
-  return report::TemplateRef{static_cast<int64_t>(t->id()),
-                             static_cast<int64_t>(t->count())};
+std::optional<report::TemplateRef> TemplateOf(const Findings &f, const events::LineInfo &where) {
+  if (!f.miner || where.template_id < 0) return std::nullopt;
+  const mining::Template *t = f.miner->Find(static_cast<mining::TemplateId>(where.template_id));
+  if (!t) return std::nullopt;  // evicted
+  return report::TemplateRef{static_cast<int64_t>(t->id()), static_cast<int64_t>(t->count())};
 }
 
-void SummarizeTemplates(const mining::TemplateMiner &miner, size_t n,
-                        const rules::RuleSet &rules,
+void SummarizeTemplates(const mining::TemplateMiner &miner, size_t n, const rules::RuleSet &rules,
                         report::TriageReport *out) {
   std::vector<const mining::Template *> all = miner.Templates();
   out->template_total = static_cast<int64_t>(all.size());
   auto summary = [&](const mining::Template *t) {
-    return report::TemplateSummary{static_cast<int64_t>(t->id()),
-                                   rules.Redact(t->text()),
+    return report::TemplateSummary{static_cast<int64_t>(t->id()), rules.Redact(t->text()),
                                    static_cast<int64_t>(t->count())};
   };
-  std::stable_sort(all.begin(), all.end(),
-                   [](auto *a, auto *b) { return a->count() > b->count(); });
-  for (size_t i = 0; i < all.size() && i < n; ++i)
-    out->common_templates.push_back(summary(all[i]));
+  std::stable_sort(all.begin(), all.end(), [](auto *a, auto *b) { return a->count() > b->count(); });
+  for (size_t i = 0; i < all.size() && i < n; ++i) out->common_templates.push_back(summary(all[i]));
   // The rarest: where a one-off error hides among millions of INFO lines.
   for (size_t i = 0; i < all.size() && i < n / 2; ++i) {
     const mining::Template *t = all[all.size() - 1 - i];
-    if (all.size() - 1 - i < n)
-      break; // already listed as common
+    if (all.size() - 1 - i < n) break;  // already listed as common
     out->rare_templates.push_back(summary(t));
   }
 }
@@ -130,26 +108,18 @@ void SummarizeTemplates(const mining::TemplateMiner &miner, size_t n,
 std::string_view TrimmedMessage(std::string_view text, std::string *storage) {
   *storage = std::string(parse::ParseLine(text).message);
   std::string_view m = *storage;
-  while (!m.empty() && (m.front() == ' ' || m.front() == '\t'))
-    m.remove_prefix(1);
-  while (!m.empty() && (m.back() == ' ' || m.back() == '\t'))
-    m.remove_suffix(1);
+  while (!m.empty() && (m.front() == ' ' || m.front() == '\t')) m.remove_prefix(1);
+  while (!m.empty() && (m.back() == ' ' || m.back() == '\t')) m.remove_suffix(1);
   return m;
 }
 
 // Lines of a message continuation that only give advice, not the failure.
 bool IsAdvice(std::string_view m) {
-  static constexpr std::string_view kAdvice[] = {"For further information",
-                                                 "See ",
-                                                 "Please ",
-                                                 "http://",
-                                                 "https://",
-                                                 "(run with",
-                                                 "This usually",
-                                                 "Set the environment"};
+  static constexpr std::string_view kAdvice[] = {
+      "For further information", "See ", "Please ", "http://", "https://", "(run with", "This usually",
+      "Set the environment"};
   for (auto a : kAdvice) {
-    if (m.substr(0, a.size()) == a)
-      return true;
+    if (m.substr(0, a.size()) == a) return true;
   }
   return false;
 }
@@ -157,28 +127,22 @@ bool IsAdvice(std::string_view m) {
 // The specific line of a multi-line message: the line after NCCL's
 // "Last error:", else (for a generic error, whose own first line says
 // little) the first continuation line that is not advice.
-std::optional<events::LineInfo> SpecificContinuation(const events::Event &e,
-                                                     bool generic) {
+std::optional<events::LineInfo> SpecificContinuation(const events::Event &e, bool generic) {
   std::string storage;
   for (size_t i = 0; i + 1 < e.continuation.size(); ++i) {
-    if (TrimmedMessage(e.continuation[i].text, &storage) == "Last error:")
-      return e.continuation[i + 1];
+    if (TrimmedMessage(e.continuation[i].text, &storage) == "Last error:") return e.continuation[i + 1];
   }
-  if (!generic)
-    return std::nullopt;
+  if (!generic) return std::nullopt;
   for (const auto &c : e.continuation) {
     std::string_view m = TrimmedMessage(c.text, &storage);
-    if (!m.empty() && !IsAdvice(m))
-      return c;
+    if (!m.empty() && !IsAdvice(m)) return c;
   }
   return std::nullopt;
 }
 
-void FillRootCause(const Findings &f, const Ranking &ranking,
-                   const rules::RuleSet &rules, const ReportBuilder &rb,
+void FillRootCause(const Findings &f, const Ranking &ranking, const rules::RuleSet &rules, const ReportBuilder &rb,
                    report::TriageReport *out) {
-  if (!ranking.root)
-    return;
+  if (!ranking.root) return;
   const events::Event &e = f.events[*ranking.root];
   report::RootCause rc;
   rc.message = rb.Redact(e.message);
@@ -187,46 +151,39 @@ void FillRootCause(const Findings &f, const Ranking &ranking,
   rc.where = rb.Ref(e.where);
   {
     auto sig = FirstRuleOfKind(e, rules, rules::RuleKind::kSignature);
-    if (auto detail =
-            SpecificContinuation(e, sig && rules.rules()[*sig].generic)) {
+    std::string_view head = e.message;
+    while (!head.empty() && head.back() == ' ') head.remove_suffix(1);
+    // A message that ends in ':' ("Reasons:", "DistributedOperationException:") goes on below.
+    const bool announces_more = !head.empty() && head.back() == ':';
+    if (auto detail = SpecificContinuation(e, announces_more || (sig && rules.rules()[*sig].generic))) {
       std::string storage;
-      rc.message =
-          rb.Redact(e.message + " \u2014 " +
-                    std::string(TrimmedMessage(detail->text, &storage)));
+      rc.message = rb.Redact(e.message + " \u2014 " + std::string(TrimmedMessage(detail->text, &storage)));
       rc.message_start = rc.where;
       rc.where = rb.Ref(*detail);
     }
   }
   rc.process = rb.Proc(e.process);
   auto rule_index = FirstRuleOfKind(e, rules, rules::RuleKind::kSignature);
-  if (!rule_index)
-    rule_index =
-        FirstRuleOfKind(e, rules, rules::RuleKind::kCascade); // a summary root
+  if (!rule_index) rule_index = FirstRuleOfKind(e, rules, rules::RuleKind::kCascade);  // a summary root
   if (rule_index) {
     const rules::Rule &rule = rules.rules()[*rule_index];
     rules::Captures caps;
     for (const auto &m : e.matches) {
-      if (m.rule == *rule_index)
-        caps = m.captures;
+      if (m.rule == *rule_index) caps = m.captures;
     }
     rc.rule = rule.id;
     rc.category = rule.category;
-    rc.explanation = rb.Redact(rules::RenderTemplateWith(
-        rule.explanation.empty() ? rule.reason : rule.explanation, caps,
-        f.facts));
+    rc.explanation =
+        rb.Redact(rules::RenderTemplateWith(rule.explanation.empty() ? rule.reason : rule.explanation, caps, f.facts));
     rc.fix = rb.Redact(rules::RenderTemplateWith(rule.fix, caps, f.facts));
   }
-  for (const auto &c : e.context)
-    rc.context.push_back(rb.Ref(c));
+  for (const auto &c : e.context) rc.context.push_back(rb.Ref(c));
   rc.templ = TemplateOf(f, e.where);
   rc.why = ranking.why;
-  if (e.repeats > 0)
-    rc.why.push_back(
-        fmt::format("printed {} more time(s) in a row", e.repeats));
+  if (e.repeats > 0) rc.why.push_back(fmt::format("printed {} more time(s) in a row", e.repeats));
   for (size_t i : ranking.same_error) {
     const auto &key = f.events[i].process.key;
-    if (std::find(rc.same_error_in.begin(), rc.same_error_in.end(), key) ==
-        rc.same_error_in.end()) {
+    if (std::find(rc.same_error_in.begin(), rc.same_error_in.end(), key) == rc.same_error_in.end()) {
       rc.same_error_in.push_back(key);
     }
   }
@@ -234,59 +191,49 @@ void FillRootCause(const Findings &f, const Ranking &ranking,
   out->verdict = report::Verdict::kFailure;
 }
 
-} // namespace
+}  // namespace
 
 Result<report::TriageReport> Triage(const TriageOptions &options) {
   auto expanded = input::ExpandInputs(options.inputs);
-  if (!expanded.ok())
-    return expanded.status();
+  if (!expanded.ok()) return expanded.status();
 
   std::vector<rules::Rule> rule_list;
   if (!options.no_builtin_rules) {
     auto builtin = rules::LoadBuiltinRules();
-    if (!builtin.ok())
-      return Status::Internal("built-in rules: " + builtin.status().message());
+    if (!builtin.ok()) return Status::Internal("built-in rules: " + builtin.status().message());
     rule_list = std::move(*builtin);
   }
   for (const auto &path : options.rule_files) {
     auto extra = rules::LoadRuleFile(path);
-    if (!extra.ok())
-      return extra.status();
-    for (auto &r : *extra)
-      rule_list.push_back(std::move(r));
+    if (!extra.ok()) return extra.status();
+    for (auto &r : *extra) rule_list.push_back(std::move(r));
   }
   auto wrappers = rules::LoadWrappers(options.rule_files);
-  if (!wrappers.ok())
-    return wrappers.status();
+  if (!wrappers.ok()) return wrappers.status();
   auto rule_set = BuildScanRuleSet(std::move(rule_list));
-  if (!rule_set.ok())
-    return rule_set.status();
+  if (!rule_set.ok()) return rule_set.status();
   const rules::RuleSet &rules = **rule_set;
 
   Findings findings;
   findings.warnings = expanded->warnings;
   if (options.templates) {
     auto miner = mining::MakeMiner("default");
-    if (!miner.ok())
-      return Status::Internal("template miner: " + miner.status().message());
+    if (!miner.ok()) return Status::Internal("template miner: " + miner.status().message());
     findings.miner = std::move(*miner);
   }
   std::vector<std::string> names;
   for (size_t i = 0; i < expanded->files.size(); ++i) {
     const auto &file = expanded->files[i];
     names.push_back(file.display);
-    Status s = ScanInput(file, static_cast<int>(i), expanded->files.size() > 1,
-                         rules, wrappers->get(), &findings);
+    Status s = ScanInput(file, static_cast<int>(i), expanded->files.size() > 1, rules, wrappers->get(), &findings);
     if (!s.ok()) {
-      if (expanded->files.size() == 1)
-        return s;
+      if (expanded->files.size() == 1) return s;
       findings.warnings.push_back(s.message() + " (skipped)");
     }
   }
   if (findings.total_lines == 0) {
     return Status::InvalidArgument(
-        fmt::format("{}: empty input, no log lines to read",
-                    names.size() == 1 ? names[0] : "inputs"));
+        fmt::format("{}: empty input, no log lines to read", names.size() == 1 ? names[0] : "inputs"));
   }
   const bool multi_file = expanded->files.size() > 1;
   Ranking ranking = Rank(findings, rules, multi_file);
@@ -298,23 +245,20 @@ Result<report::TriageReport> Triage(const TriageOptions &options) {
   out.warnings = findings.warnings;
   if (findings.events_dropped > 0) {
     out.warnings.push_back(
-        fmt::format("{} further error events not kept (cap {})",
-                    findings.events_dropped, Findings::kMaxEvents));
+        fmt::format("{} further error events not kept (cap {})", findings.events_dropped, Findings::kMaxEvents));
   }
   FillRootCause(findings, ranking, rules, rb, &out);
   FillPhases(findings, ranking, rules, multi_file, rb, &out);
   out.cascade_total = static_cast<int64_t>(ranking.cascade.size());
   for (const auto &d : ranking.cascade) {
-    if (out.cascade.size() >= options.max_cascade)
-      break;
+    if (out.cascade.size() >= options.max_cascade) break;
     const events::Event &e = findings.events[d.event];
     report::CascadeItem item;
     item.message = rb.Redact(e.message);
     item.where = rb.Ref(e.where);
     item.process = rb.Proc(e.process);
     item.reason = d.reason;
-    if (d.rule)
-      item.rule = rules.rules()[*d.rule].id;
+    if (d.rule) item.rule = rules.rules()[*d.rule].id;
     item.templ = TemplateOf(findings, e.where);
     out.cascade.push_back(std::move(item));
   }
@@ -325,11 +269,8 @@ Result<report::TriageReport> Triage(const TriageOptions &options) {
     ps.errors = st.errors;
     out.processes.push_back(std::move(ps));
   }
-  if (findings.last_line)
-    out.last_line = rb.Ref(*findings.last_line);
-  if (findings.miner)
-    SummarizeTemplates(*findings.miner, options.max_templates_listed, rules,
-                       &out);
+  if (findings.last_line) out.last_line = rb.Ref(*findings.last_line);
+  if (findings.miner) SummarizeTemplates(*findings.miner, options.max_templates_listed, rules, &out);
   if (out.verdict == report::Verdict::kStalled) {
     out.stall_hints.push_back(
         fmt::format("the log ends without an error before the job was ready; "
@@ -342,4 +283,4 @@ Result<report::TriageReport> Triage(const TriageOptions &options) {
   return out;
 }
 
-} // namespace faultline::diagnosis
+}  // namespace faultline::diagnosis

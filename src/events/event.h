@@ -23,6 +23,7 @@ enum class EventKind {
   kCudaKernelAssert,  // "... Assertion `cond` failed." from a CUDA kernel
   kNcclWarn,          // "NCCL WARN ..."
   kErrorLog,          // a line logged at ERROR / CRITICAL / FATAL level
+  kCompilerError,     // a compiler's or CLI's own diagnostic: "x.cu:3:1: error: ...", "nvcc fatal", "error: ..."
 };
 const char* EventKindName(EventKind kind);
 

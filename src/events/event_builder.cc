@@ -1,8 +1,8 @@
 #include "events/event_builder.h"
 
-#include <algorithm>
-
 #include <re2/re2.h>
+
+#include <algorithm>
 
 #include "events/structure.h"
 
@@ -10,48 +10,45 @@ namespace faultline::events {
 
 const char *EventKindName(EventKind kind) {
   switch (kind) {
-  case EventKind::kPythonTraceback:
-    return "python-traceback";
-  case EventKind::kExceptionLine:
-    return "exception";
-  case EventKind::kCxxTerminate:
-    return "cxx-terminate";
-  case EventKind::kSignal:
-    return "signal";
-  case EventKind::kExitStatus:
-    return "exit-status";
-  case EventKind::kCudaKernelAssert:
-    return "cuda-kernel-assert";
-  case EventKind::kNcclWarn:
-    return "nccl-warn";
-  case EventKind::kErrorLog:
-    return "error-log";
+    case EventKind::kPythonTraceback:
+      return "python-traceback";
+    case EventKind::kExceptionLine:
+      return "exception";
+    case EventKind::kCxxTerminate:
+      return "cxx-terminate";
+    case EventKind::kSignal:
+      return "signal";
+    case EventKind::kExitStatus:
+      return "exit-status";
+    case EventKind::kCudaKernelAssert:
+      return "cuda-kernel-assert";
+    case EventKind::kNcclWarn:
+      return "nccl-warn";
+    case EventKind::kCompilerError:
+      return "compiler-error";
+    case EventKind::kErrorLog:
+      return "error-log";
   }
   return "?";
 }
 
 bool IsStrong(EventKind kind) {
-  return kind != EventKind::kErrorLog && kind != EventKind::kNcclWarn;
+  return kind != EventKind::kErrorLog && kind != EventKind::kNcclWarn && kind != EventKind::kCompilerError;
 }
 
 namespace {
 
-bool Contains(std::string_view s, std::string_view part) {
-  return s.find(part) != std::string_view::npos;
-}
+bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
 // Traceback body lines: indented frames, and the box lines of `rich`'s
 // tracebacks ("│ /path/file.py:12 in f │", "╰───╯").
 bool Indented(std::string_view msg) {
-  if (msg.empty())
-    return false;
-  if (msg[0] == ' ' || msg[0] == '\t')
-    return true;
-  static constexpr std::string_view kBox[] = {"\u2502", "\u2570", "\u256d",
-                                              "\u2503"};
+  if (msg.empty()) return false;
+  if (msg[0] == ' ' || msg[0] == '\t') return true;
+  if (msg.substr(0, 7) == "> File ") return true;  // loguru / better_exceptions mark the raising frame
+  static constexpr std::string_view kBox[] = {"\u2502", "\u2570", "\u256d", "\u2503"};
   for (auto b : kBox) {
-    if (msg.substr(0, b.size()) == b)
-      return true;
+    if (msg.substr(0, b.size()) == b) return true;
   }
   return false;
 }
@@ -60,13 +57,12 @@ bool Indented(std::string_view msg) {
 // dumps, '  File "x.py", line 3 in f', are no traceback).
 bool IsFrameLine(std::string_view msg) {
   size_t i = msg.find_first_not_of(" \t");
-  return i != std::string_view::npos && msg.substr(i, 6) == "File \"" &&
-         Contains(msg, "\", line ") && Contains(msg, ", in ");
+  return i != std::string_view::npos && msg.substr(i, 6) == "File \"" && Contains(msg, "\", line ") &&
+         Contains(msg, ", in ");
 }
 
 LineInfo Info(const LineView &line) {
-  return LineInfo{line.file, line.line, std::string(line.parsed->text),
-                  line.template_id};
+  return LineInfo{line.file, line.line, std::string(line.parsed->text), line.template_id};
 }
 
 void AddContext(Event &e, const LineView &line) {
@@ -78,27 +74,22 @@ void AddContext(Event &e, const LineView &line) {
 }
 
 void AddMatches(Event &e, const LineView &line) {
-  if (line.matches)
-    e.matches.insert(e.matches.end(), line.matches->begin(),
-                     line.matches->end());
+  if (line.matches) e.matches.insert(e.matches.end(), line.matches->begin(), line.matches->end());
 }
 
 // Digits masked: identical events from many threads/ranks fold into one.
 std::string TrimRight(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
-    s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return std::string(s);
 }
 
 std::string FoldKey(const Event &e) {
-  std::string key =
-      std::string(EventKindName(e.kind)) + "|" + e.process.key + "|";
-  for (char c : e.message)
-    key += (c >= '0' && c <= '9') ? '#' : c;
+  std::string key = std::string(EventKindName(e.kind)) + "|" + e.process.key + "|";
+  for (char c : e.message) key += (c >= '0' && c <= '9') ? '#' : c;
   return key;
 }
 
-} // namespace
+}  // namespace
 
 EventBuilder::ProcessState &EventBuilder::StateFor(const parse::ParsedLine &p) {
   // vLLM's logger repeats its header on every line of a record, while the
@@ -112,30 +103,23 @@ EventBuilder::ProcessState &EventBuilder::StateFor(const parse::ParsedLine &p) {
   return processes_[std::string(p.process)];
 }
 
-EventBuilder::ProcessState &EventBuilder::RouteUnprefixed(const LineView &line,
-                                                          ProcessState &own) {
+EventBuilder::ProcessState &EventBuilder::RouteUnprefixed(const LineView &line, ProcessState &own) {
   const parse::ParsedLine &p = *line.parsed;
-  if (!p.process.empty() || !p.format.empty() || own.state != State::kIdle ||
-      own.has_pending || last_traceback_key_.empty()) {
+  if (!p.process.empty() || !p.format.empty() || own.state != State::kIdle || own.has_pending ||
+      last_traceback_key_.empty()) {
     return own;
   }
   auto it = processes_.find(last_traceback_key_);
-  if (it == processes_.end() || !it->second.has_pending ||
-      it->second.pending.kind != EventKind::kPythonTraceback) {
+  if (it == processes_.end() || !it->second.has_pending || it->second.pending.kind != EventKind::kPythonTraceback) {
     return own;
   }
   ProcessState &open = it->second;
   // Only lines right below the open traceback's last line continue it.
-  const LineInfo &last = open.pending.context.empty()
-                             ? open.pending.where
-                             : open.pending.context.back();
-  if (last.file != line.file || line.line - last.line > 2)
-    return own;
+  const LineInfo &last = open.pending.context.empty() ? open.pending.where : open.pending.context.back();
+  if (last.file != line.file || line.line - last.line > 2) return own;
   std::string_view msg = p.message;
-  if (open.state == State::kInTraceback)
-    return open; // frames, then the exception line
-  if (open.state == State::kAfterException &&
-      (msg.empty() || Indented(msg) || (line.structure & kChainMarker))) {
+  if (open.state == State::kInTraceback) return open;  // frames, then the exception line
+  if (open.state == State::kAfterException && (msg.empty() || Indented(msg) || (line.structure & kChainMarker))) {
     return open;
   }
   return own;
@@ -169,8 +153,7 @@ void EventBuilder::Emit(ProcessState &ps) {
     ++held_.repeats;
     return;
   }
-  if (has_held_)
-    sink_(std::move(held_));
+  if (has_held_) sink_(std::move(held_));
   held_ = std::move(e);
   last_key_ = std::move(key);
   has_held_ = true;
@@ -180,11 +163,9 @@ void EventBuilder::StartTraceback(ProcessState &ps, const LineView &line) {
   Event e;
   e.kind = EventKind::kPythonTraceback;
   const parse::ParsedLine &p = *line.parsed;
-  e.process = ProcessId{std::string(p.process), std::string(p.role),
-                        std::string(p.parent), p.pid, p.rank};
+  e.process = ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
   e.time = p.time;
-  if (ps.has_pending && ps.pending.kind == EventKind::kErrorLog &&
-      ps.lines_since_key <= 2) {
+  if (ps.has_pending && ps.pending.kind == EventKind::kErrorLog && ps.lines_since_key <= 2) {
     // logger.exception("msg"): the ERROR line introduces this traceback.
     e.context = std::move(ps.pending.context);
     e.matches = std::move(ps.pending.matches);
@@ -195,7 +176,7 @@ void EventBuilder::StartTraceback(ProcessState &ps, const LineView &line) {
   } else if (ps.has_pending) {
     Emit(ps);
   }
-  e.where = Info(line); // until the exception line is seen
+  e.where = Info(line);  // until the exception line is seen
   AddContext(e, line);
   ps.pending = std::move(e);
   ps.has_pending = true;
@@ -206,11 +187,9 @@ void EventBuilder::StartTraceback(ProcessState &ps, const LineView &line) {
 void EventBuilder::SingleLine(ProcessState &ps, const LineView &line) {
   const parse::ParsedLine &p = *line.parsed;
   std::string_view msg = p.message;
-  if (line.benign)
-    return;
+  if (line.benign) return;
   Event e;
-  e.process = ProcessId{std::string(p.process), std::string(p.role),
-                        std::string(p.parent), p.pid, p.rank};
+  e.process = ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
   e.time = p.time;
   e.where = Info(line);
   e.message = TrimRight(msg);
@@ -219,75 +198,60 @@ void EventBuilder::SingleLine(ProcessState &ps, const LineView &line) {
   std::string_view type, text;
   bool is_exit = false;
   std::string signal;
-  static const RE2 kTerminateType(
-      R"(terminate called after throwing an instance of '([^']+)')");
+  static const RE2 kTerminateType(R"(terminate called after throwing an instance of '([^']+)')");
   static const RE2 kKernelAssertRe(R"(Assertion .* failed)");
   std::string type_name;
-  if ((line.structure & kTerminate) &&
-      RE2::PartialMatch(msg, kTerminateType, &type_name)) {
+  if ((line.structure & kTerminate) && RE2::PartialMatch(msg, kTerminateType, &type_name)) {
     e.kind = EventKind::kCxxTerminate;
     e.exception = type_name;
-    wait_for_more = true; // what(): comes on the next line
-  } else if ((line.structure & kTerminate) &&
-             Contains(msg, "terminate called")) {
+    wait_for_more = true;  // what(): comes on the next line
+  } else if ((line.structure & kTerminate) && Contains(msg, "terminate called")) {
     e.kind = EventKind::kCxxTerminate;
-  } else if ((line.structure & kKernelAssert) &&
-             RE2::PartialMatch(msg, kKernelAssertRe)) {
+  } else if ((line.structure & kKernelAssert) && RE2::PartialMatch(msg, kKernelAssertRe)) {
     e.kind = EventKind::kCudaKernelAssert;
-  } else if ((line.structure & (kSignalShape | kExitShape)) &&
-             !(signal = SignalOrExit(msg, &is_exit)).empty()) {
+  } else if ((line.structure & (kSignalShape | kExitShape)) && !(signal = SignalOrExit(msg, &is_exit)).empty()) {
     e.kind = is_exit ? EventKind::kExitStatus : EventKind::kSignal;
-  } else if ((line.structure & kExceptionShape) &&
-             ParseExceptionLine(msg, &type, &text)) {
+  } else if ((line.structure & kExceptionShape) && ParseExceptionLine(msg, &type, &text)) {
     e.kind = EventKind::kExceptionLine;
     e.exception = std::string(type);
     e.chain.push_back(std::string(msg));
-    wait_for_more = true; // multi-line messages (CUDA errors) continue below
+    wait_for_more = true;  // multi-line messages (CUDA errors) continue below
   } else if (p.format == "nccl" && p.level == parse::Level::kWarning) {
     e.kind = EventKind::kNcclWarn;
   } else if (line.structure & kCompilerError) {
-    e.kind = EventKind::kErrorLog; // a compiler's own diagnostic: the detail
-                                   // under a build failure
-  } else if (p.level == parse::Level::kError ||
-             p.level == parse::Level::kCritical) {
+    e.kind = EventKind::kCompilerError;  // the detail under a build or launch failure
+  } else if (p.level == parse::Level::kError || p.level == parse::Level::kCritical) {
     e.kind = EventKind::kErrorLog;
-    wait_for_more = true; // may introduce a traceback
+    wait_for_more = true;  // may introduce a traceback
   } else if (line.cascade_rule || (line.matches && !line.matches->empty())) {
-    e.kind = (line.structure & kSignalShape) ? EventKind::kSignal
-                                             : EventKind::kErrorLog;
+    e.kind = (line.structure & kSignalShape) ? EventKind::kSignal : EventKind::kErrorLog;
   } else {
     return;
   }
   e.context.push_back(e.where);
-  if (ps.has_pending)
-    Emit(ps);
+  if (ps.has_pending) Emit(ps);
   ps.pending = std::move(e);
   ps.has_pending = true;
   ps.lines_since_key = 0;
   ps.state = wait_for_more ? State::kAfterException : State::kIdle;
-  if (!wait_for_more)
-    Emit(ps);
+  if (!wait_for_more) Emit(ps);
 }
 
 void EventBuilder::Add(const LineView &line) {
   const parse::ParsedLine &p = *line.parsed;
   ProcessState &ps = RouteUnprefixed(line, StateFor(p));
   std::string_view msg = p.message;
-  const bool traceback_start =
-      (line.structure & kTracebackStart) &&
-      Contains(msg, "Traceback (most recent call last)");
+  const bool traceback_start = (line.structure & kTracebackStart) && Contains(msg, "Traceback (most recent call last)");
   const bool chain_marker = (line.structure & kChainMarker) != 0;
   // A log (or a paste) that starts inside a traceback: its first frame
   // opens the traceback that its exception line will close.
-  const bool orphan_frame = ps.state == State::kIdle && !ps.has_pending &&
-                            (line.structure & kFrameLine) && IsFrameLine(msg);
+  const bool orphan_frame =
+      ps.state == State::kIdle && !ps.has_pending && (line.structure & kFrameLine) && IsFrameLine(msg);
 
   if (ps.state == State::kInTraceback) {
     if (msg.empty() || Indented(msg) || traceback_start || chain_marker) {
       AddContext(ps.pending, line);
-      AddMatches(
-          ps.pending,
-          line); // frame lines name the code that raised (launcher frames)
+      AddMatches(ps.pending, line);  // frame lines name the code that raised (launcher frames)
       UpdateOpen(ps);
       return;
     }
@@ -317,11 +281,14 @@ void EventBuilder::Add(const LineView &line) {
       ps.state = State::kInTraceback;
       return;
     }
-    if (ps.pending.kind == EventKind::kCxxTerminate &&
-        Contains(msg, "what():")) {
+    if (ps.pending.kind == EventKind::kCxxTerminate && Contains(msg, "terminate called") && !Contains(msg, "what():")) {
+      AddContext(ps.pending, line);  // another thread dying the same way; its what() follows
+      UpdateOpen(ps);
+      return;
+    }
+    if (ps.pending.kind == EventKind::kCxxTerminate && Contains(msg, "what():")) {
       std::string_view what = msg.substr(msg.find("what():") + 7);
-      while (!what.empty() && what.front() == ' ')
-        what.remove_prefix(1);
+      while (!what.empty() && what.front() == ' ') what.remove_prefix(1);
       ps.pending.message = ps.pending.exception + ": " + TrimRight(what);
       ps.pending.where = Info(line);
       AddMatches(ps.pending, line);
@@ -334,10 +301,8 @@ void EventBuilder::Add(const LineView &line) {
       ++ps.lines_since_key;
       // vLLM repeats the logger header on every line of a record, so a header
       // alone does not start a new record; an INFO/WARNING line does.
-      const bool other_record = !p.format.empty() &&
-                                p.level != parse::Level::kError &&
-                                p.level != parse::Level::kCritical &&
-                                p.level != parse::Level::kUnknown;
+      const bool other_record = !p.format.empty() && p.level != parse::Level::kError &&
+                                p.level != parse::Level::kCritical && p.level != parse::Level::kUnknown;
       if (msg.empty() && ps.lines_since_key <= 2) {
         UpdateOpen(ps);
         return;
@@ -345,16 +310,16 @@ void EventBuilder::Add(const LineView &line) {
       // Continuation of a multi-line message: plain text, no new event shape
       // (an ERROR header repeated on every line of the record is no shape).
       uint32_t shape = line.structure;
-      if (p.level == parse::Level::kError && !p.format.empty())
-        shape &= ~kLevelError;
+      if (p.level == parse::Level::kError && !p.format.empty()) shape &= ~kLevelError;
       const bool near = ps.lines_since_key <= 4;
+      // NCCL's own error name right under DistBackendError ("ncclUnhandledCudaError: ...") is
+      // part of the message, not a new exception.
+      if (near && ps.pending.kind != EventKind::kCxxTerminate) shape &= ~kExceptionShape;
       const bool has_rule = line.matches && !line.matches->empty();
-      if (ps.lines_since_key <= kMaxContinuationLines && (near || !has_rule) &&
-          !other_record && shape == 0 && !msg.empty() &&
-          ps.pending.kind != EventKind::kErrorLog) {
+      if (ps.lines_since_key <= kMaxContinuationLines && (near || !has_rule) && !other_record && shape == 0 &&
+          !msg.empty() && ps.pending.kind != EventKind::kErrorLog) {
         AddContext(ps.pending, line);
-        if (near)
-          AddMatches(ps.pending, line);
+        if (near) AddMatches(ps.pending, line);
         ps.pending.continuation.push_back(Info(line));
         UpdateOpen(ps);
         return;
@@ -362,16 +327,13 @@ void EventBuilder::Add(const LineView &line) {
     }
     // Anything else closes the pending event (an ERROR line followed by a
     // traceback start is absorbed by StartTraceback).
-    if (!(traceback_start && ps.pending.kind == EventKind::kErrorLog))
-      Emit(ps);
+    if (!(traceback_start && ps.pending.kind == EventKind::kErrorLog)) Emit(ps);
   }
 
   if (traceback_start || orphan_frame) {
     StartTraceback(ps, line);
     if (!p.process.empty())
-      last_traceback_key_ = p.format == "vllm"
-                                ? std::string(p.process) + "\x1flogger"
-                                : std::string(p.process);
+      last_traceback_key_ = p.format == "vllm" ? std::string(p.process) + "\x1flogger" : std::string(p.process);
     UpdateOpen(ps);
     return;
   }
@@ -382,18 +344,13 @@ void EventBuilder::Add(const LineView &line) {
 void EventBuilder::Finish() {
   // Flush in the order the open events began, not the map's order.
   std::vector<ProcessState *> open;
-  for (auto &[key, ps] : processes_)
-    open.push_back(&ps);
-  std::stable_sort(open.begin(), open.end(),
-                   [](const ProcessState *a, const ProcessState *b) {
-                     return a->has_pending &&
-                            (!b->has_pending ||
-                             a->pending.where.line < b->pending.where.line);
-                   });
+  for (auto &[key, ps] : processes_) open.push_back(&ps);
+  std::stable_sort(open.begin(), open.end(), [](const ProcessState *a, const ProcessState *b) {
+    return a->has_pending && (!b->has_pending || a->pending.where.line < b->pending.where.line);
+  });
   for (ProcessState *state : open) {
     ProcessState &ps = *state;
-    if (ps.has_pending && ps.state == State::kInTraceback &&
-        ps.pending.message.empty()) {
+    if (ps.has_pending && ps.state == State::kInTraceback && ps.pending.message.empty()) {
       // A traceback cut off before its exception line: keep what we have,
       // as evidence that ranks below any concrete error (ranker.h).
       ps.pending.message = "Traceback (cut off before its exception line)";
@@ -401,12 +358,11 @@ void EventBuilder::Finish() {
     }
     Emit(ps);
   }
-  if (has_held_)
-    sink_(std::move(held_));
+  if (has_held_) sink_(std::move(held_));
   has_held_ = false;
   processes_.clear();
   open_count_ = 0;
   last_traceback_key_.clear();
 }
 
-} // namespace faultline::events
+}  // namespace faultline::events

@@ -12,11 +12,10 @@ namespace {
 // Feeds lines the way the scanner does, with structural hints computed by
 // the real structural patterns.
 class Harness {
-public:
+ public:
   Harness() : builder_([this](Event &&e) { events.push_back(std::move(e)); }) {
     std::vector<std::pair<unsigned, std::string>> patterns;
-    for (const auto &[bit, p] : StructuralPatterns())
-      patterns.emplace_back(bit, p);
+    for (const auto &[bit, p] : StructuralPatterns()) patterns.emplace_back(bit, p);
     matcher_ = std::move(*rules::PatternMatcher::Compile(patterns));
   }
   void Feed(const std::vector<std::string> &lines) {
@@ -26,11 +25,9 @@ public:
       std::vector<rules::PatternHit> hits;
       matcher_->Scan(text, &hits);
       uint32_t bits = 0;
-      for (auto &h : hits)
-        bits |= h.id;
+      for (auto &h : hits) bits |= h.id;
       parse::ParsedLine p = parse::ParseLine(text);
-      if (bits == 0 && !builder_.NeedsEveryLine())
-        continue;
+      if (bits == 0 && !builder_.NeedsEveryLine()) continue;
       LineView v;
       v.parsed = &p;
       v.line = n;
@@ -41,7 +38,7 @@ public:
   }
   std::vector<Event> events;
 
-private:
+ private:
   EventBuilder builder_;
   std::unique_ptr<rules::PatternMatcher> matcher_;
 };
@@ -66,8 +63,7 @@ TEST(EventBuilderTest, InterleavedPrefixedTracebacksAreAssembledPerProcess) {
   ASSERT_EQ(h.events.size(), 1u);
   const Event &e = h.events[0];
   EXPECT_EQ(e.kind, EventKind::kPythonTraceback);
-  EXPECT_EQ(e.message,
-            "AssertionError: DP adjusted local rank 3 is out of bounds.");
+  EXPECT_EQ(e.message, "AssertionError: DP adjusted local rank 3 is out of bounds.");
   EXPECT_EQ(e.exception, "AssertionError");
   EXPECT_EQ(e.where.line, 6);
   EXPECT_EQ(e.process.key, "Worker_TP1 pid=7506");
@@ -107,8 +103,7 @@ TEST(EventBuilderTest, TerminateWithWhat) {
   ASSERT_EQ(h.events.size(), 1u);
   EXPECT_EQ(h.events[0].kind, EventKind::kCxxTerminate);
   EXPECT_EQ(h.events[0].exception, "c10::DistBackendError");
-  EXPECT_EQ(h.events[0].message.rfind("c10::DistBackendError: [PG ID 0", 0),
-            0u);
+  EXPECT_EQ(h.events[0].message.rfind("c10::DistBackendError: [PG ID 0", 0), 0u);
   EXPECT_EQ(h.events[0].where.line, 2);
 }
 
@@ -148,8 +143,7 @@ TEST(EventBuilderTest, SignalsExitCodesAndPlainErrors) {
 
 TEST(EventBuilderTest, ExceptionShapeNeedsTypeAtStart) {
   std::string_view type, text;
-  EXPECT_TRUE(ParseExceptionLine("torch.OutOfMemoryError: CUDA out of memory.",
-                                 &type, &text));
+  EXPECT_TRUE(ParseExceptionLine("torch.OutOfMemoryError: CUDA out of memory.", &type, &text));
   EXPECT_EQ(type, "torch.OutOfMemoryError");
   EXPECT_EQ(text, "CUDA out of memory.");
   EXPECT_TRUE(ParseExceptionLine("KeyboardInterrupt", &type, &text));
@@ -193,8 +187,7 @@ TEST(EventBuilderTest, UnprefixedFramesBelowAPrefixedTracebackStartJoinIt) {
   EXPECT_FALSE(h.events[0].cut_off);
 }
 
-TEST(EventBuilderTest,
-     APasteThatStartsInsideATracebackStillEndsInItsException) {
+TEST(EventBuilderTest, APasteThatStartsInsideATracebackStillEndsInItsException) {
   Harness h;
   h.Feed({
       "    return forward_call(*args, **kwargs)",
@@ -223,11 +216,10 @@ TEST(EventBuilderTest, RichBoxTracebacksEndInTheirExceptionLine) {
 
 TEST(EventBuilderTest, ATracebackWithoutItsExceptionLineIsMarkedCutOff) {
   Harness h;
-  h.Feed({"Traceback (most recent call last):",
-          "  File \"/w/a.py\", line 1, in <module>"});
+  h.Feed({"Traceback (most recent call last):", "  File \"/w/a.py\", line 1, in <module>"});
   ASSERT_EQ(h.events.size(), 1u);
   EXPECT_TRUE(h.events[0].cut_off);
 }
 
-} // namespace
-} // namespace faultline::events
+}  // namespace
+}  // namespace faultline::events

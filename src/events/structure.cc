@@ -1,19 +1,17 @@
 #include "events/structure.h"
 
-#include <cctype>
-
 #include <fmt/format.h>
 #include <re2/re2.h>
+
+#include <cctype>
 
 namespace faultline::events {
 
 const std::vector<std::pair<uint32_t, std::string>> &StructuralPatterns() {
   static const std::vector<std::pair<uint32_t, std::string>> patterns = {
       {kTracebackStart, R"(Traceback \(most recent call last\))"},
-      {kChainMarker,
-       R"(The above exception was the direct cause|During handling of the above exception)"},
-      {kExceptionShape,
-       R"([A-Za-z_][A-Za-z0-9_]*(Error|Exception|Interrupt|Exit|Failure|Fault)(:|$))"},
+      {kChainMarker, R"(The above exception was the direct cause|During handling of the above exception)"},
+      {kExceptionShape, R"([A-Za-z_][A-Za-z0-9_]*(Error|Exception|Interrupt|Exit|Failure|Fault)(:|$))"},
       {kLevelError, R"(ERROR|CRITICAL|FATAL|\[?[EF]\d{4} \d\d:\d\d)"},
       {kTerminate, R"(terminate called|what\(\):)"},
       {kSignalShape,
@@ -22,8 +20,7 @@ const std::vector<std::pair<uint32_t, std::string>> &StructuralPatterns() {
       {kNcclWarn, R"(NCCL WARN)"},
       {kExitShape, R"((?i)exit ?code|exited with|return code)"},
       {kFrameLine, R"(File "[^"]{1,400}", line \d+)"},
-      {kCompilerError,
-       R"([\w.+-]+:\d+(:\d+)?: (fatal )?error: |nvcc fatal|ninja: build stopped|fatal error: )"},
+      {kCompilerError, R"([\w.+-]+:\d+(:\d+)?: (fatal )?error: |nvcc fatal|ninja: build stopped|fatal error: |^(error|fatal): )"},
   };
   return patterns;
 }
@@ -31,75 +28,57 @@ const std::vector<std::pair<uint32_t, std::string>> &StructuralPatterns() {
 namespace {
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.substr(s.size() - suffix.size()) == suffix;
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-} // namespace
+}  // namespace
 
-bool ParseExceptionLine(std::string_view message, std::string_view *type,
-                        std::string_view *text) {
+bool ParseExceptionLine(std::string_view message, std::string_view *type, std::string_view *text) {
   size_t i = 0;
   while (i < message.size() &&
-         (std::isalnum(static_cast<unsigned char>(message[i])) ||
-          message[i] == '_' || message[i] == '.')) {
+         (std::isalnum(static_cast<unsigned char>(message[i])) || message[i] == '_' || message[i] == '.')) {
     ++i;
   }
-  if (i == 0 || i > 200 ||
-      !(std::isalpha(static_cast<unsigned char>(message[0])) ||
-        message[0] == '_')) {
+  if (i == 0 || i > 200 || !(std::isalpha(static_cast<unsigned char>(message[0])) || message[0] == '_')) {
     return false;
   }
   std::string_view name = message.substr(0, i);
-  std::string_view last = name.substr(
-      name.rfind('.') == std::string_view::npos ? 0 : name.rfind('.') + 1);
-  static constexpr std::string_view kSuffixes[] = {
-      "Error", "Exception", "Interrupt", "Exit", "Failure", "Fault"};
+  std::string_view last = name.substr(name.rfind('.') == std::string_view::npos ? 0 : name.rfind('.') + 1);
+  static constexpr std::string_view kSuffixes[] = {"Error", "Exception", "Interrupt", "Exit", "Failure", "Fault"};
   bool exception_like = false;
-  for (auto s : kSuffixes)
-    exception_like = exception_like || EndsWith(last, s);
-  if (!exception_like)
-    return false;
+  for (auto s : kSuffixes) exception_like = exception_like || EndsWith(last, s);
+  if (!exception_like) return false;
   if (i == message.size()) {
     *type = name;
     *text = {};
     return true;
   }
-  if (message[i] != ':')
-    return false;
+  if (message[i] != ':') return false;
   *type = name;
   std::string_view rest = message.substr(i + 1);
-  while (!rest.empty() && rest.front() == ' ')
-    rest.remove_prefix(1);
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
   *text = rest;
   return true;
 }
 
 std::string SignalOrExit(std::string_view message, bool *is_exit_status) {
   *is_exit_status = false;
-  static const RE2 kFatal(
-      R"(^(Fatal Python error: .*|Segmentation fault.*|Bus error.*|Aborted.*\(core dumped\).*))");
+  static const RE2 kFatal(R"(^(Fatal Python error: .*|Segmentation fault.*|Bus error.*|Aborted.*\(core dumped\).*))");
   static const RE2 kShellKilled(R"((^|\s)Killed(\s|$))");
-  static const RE2 kSignalName(
-      R"(\b(SIGSEGV|SIGABRT|SIGBUS|SIGKILL|SIGILL|SIGFPE)\b)");
-  static const RE2 kExit(
-      R"((?i)(?:exit ?code|exited with(?: exit)? code|return code)\s*[:=]?\s*(-?\d+))");
+  static const RE2 kSignalName(R"(\b(SIGSEGV|SIGABRT|SIGBUS|SIGKILL|SIGILL|SIGFPE)\b)");
+  static const RE2 kExit(R"((?i)(?:exit ?code|exited with(?: exit)? code|return code)\s*[:=]?\s*(-?\d+))");
   std::string m(message);
-  if (RE2::PartialMatch(m, kFatal))
-    return m;
+  if (RE2::PartialMatch(m, kFatal)) return m;
   int code = 0;
   if (RE2::PartialMatch(m, kExit, &code)) {
-    if (code == 0)
-      return "";
+    if (code == 0) return "";
     *is_exit_status = true;
     return m;
   }
   std::string sig;
-  if (RE2::PartialMatch(m, kSignalName, &sig))
-    return m;
-  if (RE2::PartialMatch(m, kShellKilled) && m.size() < 200)
-    return m;
+  if (RE2::PartialMatch(m, kSignalName, &sig)) return m;
+  if (RE2::PartialMatch(m, kShellKilled) && m.size() < 200) return m;
   return "";
 }
 
-} // namespace faultline::events
+}  // namespace faultline::events

@@ -13,8 +13,7 @@ using Captures = std::vector<std::pair<std::string, std::string>>;
 
 std::string_view Lookup(const Captures &caps, std::string_view name) {
   for (const auto &[k, v] : caps) {
-    if (k == name)
-      return v;
+    if (k == name) return v;
   }
   return {};
 }
@@ -23,23 +22,20 @@ std::string_view Lookup(const Captures &caps, std::string_view name) {
 // with the literal text that joins it to the previous part.
 std::string RenderIdentity(std::string_view tmpl, const Captures &caps) {
   std::string out;
-  std::string literal; // text since the previous placeholder
+  std::string literal;  // text since the previous placeholder
   bool any = false, last_missing = false, first = true;
   size_t i = 0;
   while (i < tmpl.size()) {
     size_t open = tmpl.find('{', i);
     size_t close = open == std::string_view::npos ? open : tmpl.find('}', open);
-    if (open == std::string_view::npos || close == std::string_view::npos)
-      break;
+    if (open == std::string_view::npos || close == std::string_view::npos) break;
     literal.append(tmpl.substr(i, open - i));
-    std::string_view value =
-        Lookup(caps, tmpl.substr(open + 1, close - open - 1));
+    std::string_view value = Lookup(caps, tmpl.substr(open + 1, close - open - 1));
     last_missing = value.empty();
     if (!value.empty()) {
       // The literal before a part joins it to the previous one ("/"), or is
       // the template's own prefix ("task ") before the first placeholder.
-      if (any || first)
-        out += literal;
+      if (any || first) out += literal;
       out += value;
       any = true;
     }
@@ -48,21 +44,17 @@ std::string RenderIdentity(std::string_view tmpl, const Captures &caps) {
     i = close + 1;
   }
   // A trailing literal ("]") closes the last part only when it was printed.
-  if (any && !last_missing && i < tmpl.size())
-    out += tmpl.substr(i);
+  if (any && !last_missing && i < tmpl.size()) out += tmpl.substr(i);
   return any ? out : std::string();
 }
 
 std::string JsonText(const nlohmann::json &v) {
-  if (v.is_string())
-    return v.get<std::string>();
-  if (v.is_number_integer() || v.is_number_unsigned())
-    return std::to_string(v.get<int64_t>());
-  if (v.is_array()) { // journald gives non-UTF-8 messages as byte arrays
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer() || v.is_number_unsigned()) return std::to_string(v.get<int64_t>());
+  if (v.is_array()) {  // journald gives non-UTF-8 messages as byte arrays
     std::string out;
     for (const auto &b : v) {
-      if (b.is_number_integer())
-        out.push_back(static_cast<char>(b.get<int>()));
+      if (b.is_number_integer()) out.push_back(static_cast<char>(b.get<int>()));
     }
     return out;
   }
@@ -70,29 +62,25 @@ std::string JsonText(const nlohmann::json &v) {
 }
 
 int RankOf(std::string_view s) {
-  if (s.empty() || s.size() > 6)
-    return -1;
+  if (s.empty() || s.size() > 6) return -1;
   int v = 0;
   for (char c : s) {
-    if (c < '0' || c > '9')
-      return -1;
+    if (c < '0' || c > '9') return -1;
     v = v * 10 + (c - '0');
   }
   return v;
 }
 
-} // namespace
+}  // namespace
 
 WrapperSet::~WrapperSet() = default;
 
-Result<std::unique_ptr<WrapperSet>>
-WrapperSet::Build(std::vector<WrapperSpec> specs) {
+Result<std::unique_ptr<WrapperSet>> WrapperSet::Build(std::vector<WrapperSpec> specs) {
   std::unique_ptr<WrapperSet> set(new WrapperSet());
   for (auto &spec : specs) {
     if (spec.pattern.empty() == spec.json_field.empty()) {
-      return Status::InvalidArgument(fmt::format(
-          "{}: wrapper {} needs exactly one of 'pattern' or 'json_field'",
-          spec.source, spec.id));
+      return Status::InvalidArgument(
+          fmt::format("{}: wrapper {} needs exactly one of 'pattern' or 'json_field'", spec.source, spec.id));
     }
     std::unique_ptr<RE2> re;
     if (!spec.pattern.empty()) {
@@ -101,8 +89,7 @@ WrapperSet::Build(std::vector<WrapperSpec> specs) {
       re = std::make_unique<RE2>("^(?:" + spec.pattern + ")", options);
       if (!re->ok()) {
         return Status::InvalidArgument(
-            fmt::format("{}: wrapper {}: bad pattern: {}", spec.source, spec.id,
-                        re->error()));
+            fmt::format("{}: wrapper {}: bad pattern: {}", spec.source, spec.id, re->error()));
       }
     }
     set->compiled_.push_back(std::move(re));
@@ -111,22 +98,20 @@ WrapperSet::Build(std::vector<WrapperSpec> specs) {
   return set;
 }
 
-bool WrapperSet::PeelOne(size_t layer, std::string_view line,
-                         std::string *scratch, std::string_view *inner,
+bool WrapperSet::PeelOne(size_t layer, std::string_view line, std::string *scratch, std::string_view *inner,
                          Captures *captures) const {
   const WrapperSpec &spec = specs_[layer];
   if (const RE2 *re = compiled_[layer].get()) {
     const int groups = re->NumberOfCapturingGroups();
     std::vector<re2::StringPiece> sub(static_cast<size_t>(groups) + 1);
-    if (!re->Match(re2::StringPiece(line.data(), line.size()), 0, line.size(),
-                   RE2::ANCHOR_START, sub.data(), groups + 1)) {
+    if (!re->Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::ANCHOR_START, sub.data(),
+                   groups + 1)) {
       return false;
     }
     if (captures) {
       for (const auto &[name, index] : re->NamedCapturingGroups()) {
         const auto &piece = sub[static_cast<size_t>(index)];
-        if (piece.data() != nullptr && !piece.empty())
-          captures->emplace_back(name, std::string(piece));
+        if (piece.data() != nullptr && !piece.empty()) captures->emplace_back(name, std::string(piece));
       }
     }
     *inner = line.substr(sub[0].size());
@@ -134,26 +119,19 @@ bool WrapperSet::PeelOne(size_t layer, std::string_view line,
   }
   // JSON record: cheap shape check first, most lines of a non-JSON file fail
   // here.
-  if (line.empty() || line.front() != '{' || line.back() != '}')
-    return false;
-  nlohmann::json record =
-      nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (record.is_discarded() || !record.is_object())
-    return false;
+  if (line.empty() || line.front() != '{' || line.back() != '}') return false;
+  nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (record.is_discarded() || !record.is_object()) return false;
   auto it = record.find(spec.json_field);
-  if (it == record.end())
-    return false;
+  if (it == record.end()) return false;
   *scratch = JsonText(*it);
-  while (!scratch->empty() &&
-         (scratch->back() == '\n' || scratch->back() == '\r'))
-    scratch->pop_back();
+  while (!scratch->empty() && (scratch->back() == '\n' || scratch->back() == '\r')) scratch->pop_back();
   if (captures) {
     for (const auto &[capture, field] : spec.json_captures) {
       auto f = record.find(field);
       if (f != record.end()) {
         std::string v = JsonText(*f);
-        if (!v.empty())
-          captures->emplace_back(capture, std::move(v));
+        if (!v.empty()) captures->emplace_back(capture, std::move(v));
       }
     }
   }
@@ -161,15 +139,13 @@ bool WrapperSet::PeelOne(size_t layer, std::string_view line,
   return true;
 }
 
-WrapperStack
-WrapperSet::Detect(const std::vector<std::string_view> &first_lines) const {
+WrapperStack WrapperSet::Detect(const std::vector<std::string_view> &first_lines) const {
   WrapperStack stack;
   stack.set_ = this;
   std::vector<std::string_view> lines;
-  std::vector<std::string> owned; // decoded JSON text of the current layer
+  std::vector<std::string> owned;  // decoded JSON text of the current layer
   for (auto l : first_lines) {
-    if (!l.empty())
-      lines.push_back(l);
+    if (!l.empty()) lines.push_back(l);
   }
   for (int depth = 0; depth < 4 && !lines.empty(); ++depth) {
     // The wrapper that peels the most lines wins; between equals, the one
@@ -181,18 +157,15 @@ WrapperSet::Detect(const std::vector<std::string_view> &first_lines) const {
       std::string scratch;
       std::string_view inner;
       for (auto l : lines) {
-        if (!PeelOne(i, l, &scratch, &inner, nullptr))
-          continue;
+        if (!PeelOne(i, l, &scratch, &inner, nullptr)) continue;
         ++hits;
         peeled += l.size() > inner.size() ? l.size() - inner.size() : 1;
       }
-      if (hits * 2 < lines.size() || hits == 0)
-        continue;
+      if (hits * 2 < lines.size() || hits == 0) continue;
       if (hits > best_hits || (hits == best_hits && peeled > best_peeled))
         best = i, best_hits = hits, best_peeled = peeled;
     }
-    if (best == specs_.size())
-      break;
+    if (best == specs_.size()) break;
     stack.layers_.push_back(best);
     std::vector<std::string> next_owned;
     std::vector<std::string_view> next;
@@ -209,8 +182,7 @@ WrapperSet::Detect(const std::vector<std::string_view> &first_lines) const {
     owned = std::move(next_owned);
     lines.clear();
     for (const auto &s : owned) {
-      if (!s.empty())
-        lines.push_back(s);
+      if (!s.empty()) lines.push_back(s);
     }
   }
   return stack;
@@ -219,15 +191,13 @@ WrapperSet::Detect(const std::vector<std::string_view> &first_lines) const {
 std::string WrapperStack::Describe() const {
   std::string out;
   for (size_t layer : layers_) {
-    if (!out.empty())
-      out += '+';
+    if (!out.empty()) out += '+';
     out += set_->specs()[layer].id;
   }
   return out;
 }
 
-PeeledLine WrapperStack::Peel(std::string_view line,
-                              std::string *scratch) const {
+PeeledLine WrapperStack::Peel(std::string_view line, std::string *scratch) const {
   PeeledLine out;
   out.inner = line;
   std::string identity;
@@ -235,26 +205,23 @@ PeeledLine WrapperStack::Peel(std::string_view line,
     Captures caps;
     std::string_view inner;
     std::string decoded;
-    if (!set_->PeelOne(layer, out.inner, &decoded, &inner, &caps))
-      continue;
+    if (!set_->PeelOne(layer, out.inner, &decoded, &inner, &caps)) continue;
     out.peeled = true;
     const WrapperSpec &spec = set_->specs()[layer];
-    if (spec.pattern.empty()) { // `inner` is the decoded text: keep it alive in
-                                // *scratch
+    if (spec.pattern.empty()) {  // `inner` is the decoded text: keep it alive in
+                                 // *scratch
       *scratch = std::move(decoded);
       inner = *scratch;
     }
     out.inner = inner;
     std::string id = RenderIdentity(spec.identity, caps);
     if (!id.empty()) {
-      if (!identity.empty())
-        identity += '/';
+      if (!identity.empty()) identity += '/';
       identity += id;
     }
     if (!spec.rank_capture.empty()) {
       int rank = RankOf(Lookup(caps, spec.rank_capture));
-      if (rank >= 0)
-        out.rank = rank;
+      if (rank >= 0) out.rank = rank;
     }
   }
   out.identity = std::move(identity);
@@ -266,29 +233,24 @@ std::vector<std::string> CheckWrapperSamples(const WrapperSet &set) {
   for (size_t i = 0; i < set.specs().size(); ++i) {
     const WrapperSpec &spec = set.specs()[i];
     if (spec.match_samples.empty()) {
-      problems.push_back(fmt::format("{}: wrapper {} has no samples.match",
-                                     spec.source, spec.id));
+      problems.push_back(fmt::format("{}: wrapper {} has no samples.match", spec.source, spec.id));
     }
     for (const auto &s : spec.match_samples) {
       std::string scratch;
       std::string_view inner;
       if (!set.PeelOne(i, s, &scratch, &inner, nullptr)) {
-        problems.push_back(
-            fmt::format("{}: wrapper {} does not peel its sample: {}",
-                        spec.source, spec.id, s));
+        problems.push_back(fmt::format("{}: wrapper {} does not peel its sample: {}", spec.source, spec.id, s));
       }
     }
     for (const auto &s : spec.no_match_samples) {
       std::string scratch;
       std::string_view inner;
       if (set.PeelOne(i, s, &scratch, &inner, nullptr)) {
-        problems.push_back(
-            fmt::format("{}: wrapper {} peels its no_match sample: {}",
-                        spec.source, spec.id, s));
+        problems.push_back(fmt::format("{}: wrapper {} peels its no_match sample: {}", spec.source, spec.id, s));
       }
     }
   }
   return problems;
 }
 
-} // namespace faultline::parse
+}  // namespace faultline::parse

@@ -32,7 +32,7 @@ class RE2;
 namespace faultline::parse {
 
 struct WrapperSpec {
-  std::string id; // "docker-compose"
+  std::string id;  // "docker-compose"
   std::string description;
   // Prefix form: an RE2 pattern matched at the start of the line; the line
   // goes on after the match. Named groups are captures.
@@ -44,25 +44,25 @@ struct WrapperSpec {
   // The identity the wrapper gives a line, a template over captures
   // ("{service}", "task {task}"); empty parts and their separators drop out.
   std::string identity;
-  std::string rank_capture; // capture that is the process's rank, if any
-  std::vector<std::string> match_samples;    // lines it must peel
-  std::vector<std::string> no_match_samples; // lines it must leave alone
-  std::string source;                        // "rules/wrappers.yaml:12"
+  std::string rank_capture;                   // capture that is the process's rank, if any
+  std::vector<std::string> match_samples;     // lines it must peel
+  std::vector<std::string> no_match_samples;  // lines it must leave alone
+  std::string source;                         // "rules/wrappers.yaml:12"
 };
 
 // One line with its wrappers peeled.
 struct PeeledLine {
-  std::string_view inner; // the line as the job printed it
-  std::string identity;   // "" when the wrappers carry none
+  std::string_view inner;  // the line as the job printed it
+  std::string identity;    // "" when the wrappers carry none
   int rank = -1;
-  bool peeled = false; // some layer matched this line
+  bool peeled = false;  // some layer matched this line
 };
 
 class WrapperSet;
 
 // The wrappers one input wears, outermost first.
 class WrapperStack {
-public:
+ public:
   bool empty() const { return layers_.empty(); }
   // Ids, outermost first ("kubectl-timestamps+docker-compose").
   std::string Describe() const;
@@ -71,17 +71,16 @@ public:
   // (JSON records); `inner` may point into it or into `line`.
   PeeledLine Peel(std::string_view line, std::string *scratch) const;
 
-private:
+ private:
   friend class WrapperSet;
   std::vector<size_t> layers_;
   const WrapperSet *set_ = nullptr;
 };
 
 class WrapperSet {
-public:
+ public:
   // Compiles the specs; a bad pattern or a failing sample is an error.
-  static Result<std::unique_ptr<WrapperSet>>
-  Build(std::vector<WrapperSpec> specs);
+  static Result<std::unique_ptr<WrapperSet>> Build(std::vector<WrapperSpec> specs);
 
   // Detects the wrappers from a file's first lines: a wrapper is worn when
   // it matches at least half of the non-empty sample lines; detection
@@ -92,12 +91,10 @@ public:
   ~WrapperSet();
 
   // Peels one layer; false when the line does not wear it.
-  bool
-  PeelOne(size_t layer, std::string_view line, std::string *scratch,
-          std::string_view *inner,
-          std::vector<std::pair<std::string, std::string>> *captures) const;
+  bool PeelOne(size_t layer, std::string_view line, std::string *scratch, std::string_view *inner,
+               std::vector<std::pair<std::string, std::string>> *captures) const;
 
-private:
+ private:
   WrapperSet() = default;
   std::vector<WrapperSpec> specs_;
   std::vector<std::unique_ptr<re2::RE2>> compiled_;
@@ -106,6 +103,6 @@ private:
 // Problems with the specs' samples (empty when all are right).
 std::vector<std::string> CheckWrapperSamples(const WrapperSet &set);
 
-} // namespace faultline::parse
+}  // namespace faultline::parse
 
-#endif // FAULTLINE_PARSE_WRAPPER_H_
+#endif  // FAULTLINE_PARSE_WRAPPER_H_

@@ -11,8 +11,7 @@ std::unique_ptr<parse::WrapperSet> Builtin() {
   return set.ok() ? std::move(*set) : nullptr;
 }
 
-parse::WrapperStack DetectOn(const parse::WrapperSet &set,
-                             const std::vector<std::string> &lines) {
+parse::WrapperStack DetectOn(const parse::WrapperSet &set, const std::vector<std::string> &lines) {
   std::vector<std::string_view> views(lines.begin(), lines.end());
   return set.Detect(views);
 }
@@ -39,8 +38,7 @@ TEST(WrapperLoaderTest, BuiltinWrappersLoadAndPassTheirSamples) {
 TEST(WrapperLoaderTest, UnwrappedLogsWearNoWrapper) {
   auto set = Builtin();
   EXPECT_TRUE(DetectOn(*set, kSeed).empty());
-  EXPECT_TRUE(DetectOn(*set, {"[rank0]: Traceback (most recent call last):",
-                              "[rank0]:   File \"t.py\", line 3",
+  EXPECT_TRUE(DetectOn(*set, {"[rank0]: Traceback (most recent call last):", "[rank0]:   File \"t.py\", line 3",
                               "[rank0]: RuntimeError: boom"})
                   .empty());
   EXPECT_TRUE(DetectOn(*set, {"2025-05-09 15:14:59,123 - root - INFO - step 10",
@@ -52,8 +50,7 @@ TEST(WrapperLoaderTest, UnwrappedLogsWearNoWrapper) {
 TEST(WrapperLoaderTest, DockerComposePrefixIsPeeledAndNamesTheService) {
   auto set = Builtin();
   std::vector<std::string> lines;
-  for (const auto &l : kSeed)
-    lines.push_back("qwen-server  | " + l);
+  for (const auto &l : kSeed) lines.push_back("qwen-server  | " + l);
   parse::WrapperStack stack = DetectOn(*set, lines);
   ASSERT_EQ(stack.Describe(), "docker-compose");
   std::string scratch;
@@ -65,8 +62,7 @@ TEST(WrapperLoaderTest, DockerComposePrefixIsPeeledAndNamesTheService) {
 TEST(WrapperLoaderTest, StackedWrappersPeelLayerByLayer) {
   auto set = Builtin();
   std::vector<std::string> lines;
-  for (const auto &l : kSeed)
-    lines.push_back("2025-05-09T15:15:10.123456789Z  3: " + l);
+  for (const auto &l : kSeed) lines.push_back("2025-05-09T15:15:10.123456789Z  3: " + l);
   lines[0] = "2025-05-09T15:15:10.123456789Z 12: " + kSeed[0];
   parse::WrapperStack stack = DetectOn(*set, lines);
   ASSERT_EQ(stack.Describe(), "rfc3339-timestamp+srun-label");
@@ -86,10 +82,9 @@ TEST(WrapperLoaderTest, JsonRecordsAreDecoded) {
   parse::WrapperStack stack = DetectOn(*set, lines);
   ASSERT_EQ(stack.Describe(), "docker-json-file");
   std::string scratch;
-  EXPECT_EQ(stack.Peel(lines[1], &scratch).inner,
-            "  File \"t.py\", line 3, in <module>");
+  EXPECT_EQ(stack.Peel(lines[1], &scratch).inner, "  File \"t.py\", line 3, in <module>");
   EXPECT_EQ(stack.Peel("not json", &scratch).inner,
-            "not json"); // a stray line is left as it is
+            "not json");  // a stray line is left as it is
 }
 
 TEST(WrapperLoaderTest, JournaldIdentityOmitsMissingParts) {
@@ -101,23 +96,21 @@ TEST(WrapperLoaderTest, JournaldIdentityOmitsMissingParts) {
   parse::WrapperStack stack = DetectOn(*set, lines);
   ASSERT_EQ(stack.Describe(), "journald-short");
   std::string scratch;
-  EXPECT_EQ(stack.Peel(lines[0], &scratch).identity,
-            "gpu-node-1/python3[7506]");
+  EXPECT_EQ(stack.Peel(lines[0], &scratch).identity, "gpu-node-1/python3[7506]");
   EXPECT_EQ(stack.Peel(lines[1], &scratch).identity, "gpu-node-1/kernel");
 }
 
 TEST(WrapperLoaderTest, BadWrapperFilesAreRefusedWithFileAndLine) {
-  auto specs = ParseWrapperFile(
-      "wrappers:\n  - id: x\n    pattern: 'a'\n    colour: red\n", "w.yaml");
+  auto specs = ParseWrapperFile("wrappers:\n  - id: x\n    pattern: 'a'\n    colour: red\n", "w.yaml");
   ASSERT_FALSE(specs.ok());
-  EXPECT_NE(specs.status().message().find("w.yaml:4"), std::string::npos)
-      << specs.status().message();
-  auto both = ParseWrapperFile("wrappers:\n  - id: x\n    pattern: 'a'\n    "
-                               "json_field: log\n    samples: {match: [a]}\n",
-                               "w.yaml");
+  EXPECT_NE(specs.status().message().find("w.yaml:4"), std::string::npos) << specs.status().message();
+  auto both = ParseWrapperFile(
+      "wrappers:\n  - id: x\n    pattern: 'a'\n    "
+      "json_field: log\n    samples: {match: [a]}\n",
+      "w.yaml");
   ASSERT_TRUE(both.ok());
   EXPECT_FALSE(parse::WrapperSet::Build(std::move(*both)).ok());
 }
 
-} // namespace
-} // namespace faultline::rules
+}  // namespace
+}  // namespace faultline::rules
