@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "preflight/calibration.h"
 #include "preflight/preflight.h"
 #include "preflight/report_writer.h"
 #include "preflight/units.h"
@@ -31,6 +32,8 @@ struct PreflightOptions {
   std::string gpu_source = "auto";
   bool no_port_check = false;
   bool list_gpus = false;
+  std::string vllm_version;
+  std::string calibration;
   std::vector<std::string> command;
 };
 
@@ -93,6 +96,19 @@ int ListGpus(const PreflightOptions& opt) {
 
 int RunPreflightCommand(const PreflightOptions& opt) {
   if (opt.list_gpus) return ListGpus(opt);
+  if (!opt.calibration.empty()) {
+    // The model configs of the points live in ../models beside the file
+    // (tests/fixtures/calibration/ -> tests/fixtures/models/).
+    std::string dir = opt.calibration.substr(0, opt.calibration.find_last_of('/') + 1);
+    Result<preflight::CalibrationSummary> cal =
+        preflight::RunCalibration(opt.calibration, (dir.empty() ? std::string("./") : dir) + "../models");
+    if (!cal.ok()) {
+      std::cerr << "faultline preflight: --calibration " << cal.status().message() << "\n";
+      return kExitUsage;
+    }
+    std::cout << cal->Table();
+    return kExitHealthy;
+  }
   if (opt.command.empty()) {
     std::cerr << "faultline preflight: give the launch command after --, e.g.\n"
                  "  faultline preflight -- vllm serve Qwen/Qwen3-8B --tensor-parallel-size 2\n";
@@ -113,6 +129,14 @@ int RunPreflightCommand(const PreflightOptions& opt) {
   req.plan_gpu_type = opt.gpu_type;
   req.model_config = opt.model_config;
   req.check_port = !opt.no_port_check;
+  if (!opt.vllm_version.empty()) {
+    std::optional<preflight::VllmVersion> v = preflight::VllmVersion::Parse(opt.vllm_version);
+    if (!v) {
+      std::cerr << "faultline preflight: --vllm-version " << opt.vllm_version << ": expected a release like 0.11.0\n";
+      return kExitUsage;
+    }
+    req.vllm_version = *v;
+  }
   std::unique_ptr<probe::GpuInventorySource> source;
   if (opt.gpu_source == "nvml") source = probe::NewNvmlSource();
   if (opt.gpu_source == "nvidia-smi") source = probe::NewNvidiaSmiSource();
@@ -143,6 +167,13 @@ void AddPreflightCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--gpu-source", opt->gpu_source,
                   "where to read real GPUs: auto (NVML, then nvidia-smi), nvml, nvidia-smi")
       ->check(CLI::IsMember({"auto", "nvml", "nvidia-smi"}));
+  sub->add_option("--vllm-version", opt->vllm_version,
+                  "the vLLM release the launch runs (e.g. 0.10.1): its memory "
+                  "accounting; default: the newest known");
+  sub->add_option("--calibration", opt->calibration,
+                  "print the memory model against vLLM's own startup figures "
+                  "for each point of FILE "
+                  "(tests/fixtures/calibration/vllm_startup.yaml) and exit");
   sub->add_flag("--no-port-check", opt->no_port_check, "do not test whether the server port is free");
   sub->add_flag("--list-gpus", opt->list_gpus, "print the GPU inventory and exit");
   sub->add_option("command", opt->command, "the launch command, after --");

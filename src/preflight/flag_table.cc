@@ -58,6 +58,8 @@ Result<FlagTable> LoadFlagTable(std::string_view yaml_text, const std::string& l
       else
         return Status::InvalidArgument(fmt::format("flag {}: unknown type '{}'", spec.names.front(), type));
       if (spec.names.empty()) return Status::InvalidArgument("flag entry without names");
+      if (f["min"]) spec.min = f["min"].as<double>();
+      if (f["max"]) spec.max = f["max"].as<double>();
       table.flags.push_back(std::move(spec));
     }
   } catch (const YAML::Exception& e) {

@@ -6,6 +6,7 @@
 #define FAULTLINE_PREFLIGHT_FLAG_TABLE_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,10 @@ struct FlagSpec {
   std::vector<std::string> names;  // "--tensor-parallel-size", "-tp"
   std::string key;                 // "tensor_parallel_size"; empty: skip only
   FlagType type = FlagType::kString;
+  // Allowed range of int / size / float values (rules/preflight_flags.yaml
+  // `min` / `max`); a value outside it is an input error, as the launcher's
+  // own parser would refuse it. Floats must also be finite.
+  std::optional<double> min, max;
 };
 
 struct FlagTable {

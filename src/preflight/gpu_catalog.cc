@@ -36,6 +36,7 @@ Result<GpuCatalog> GpuCatalog::Load(std::string_view yaml_text) {
         for (const YAML::Node& a : g["aliases"]) gpu.aliases.push_back(a.as<std::string>());
       }
       gpu.memory_mib = g["memory_mib"].as<uint64_t>();
+      gpu.cuda_memory_mib = g["cuda_memory_mib"].as<uint64_t>(0);
       gpu.compute = g["compute"].as<std::string>("");
       gpu.interconnect = g["interconnect"].as<std::string>("");
       if (gpu.memory_mib == 0)

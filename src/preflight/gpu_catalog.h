@@ -16,8 +16,9 @@ struct CatalogGpu {
   std::string name;
   std::vector<std::string> aliases;
   uint64_t memory_mib = 0;
-  std::string compute;       // "9.0"
-  std::string interconnect;  // "nvlink" / "pcie"
+  uint64_t cuda_memory_mib = 0;  // what cudaMemGetInfo reports as the total (0: unknown)
+  std::string compute;           // "9.0"
+  std::string interconnect;      // "nvlink" / "pcie"
 };
 
 class GpuCatalog {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 
@@ -29,28 +31,41 @@ bool IsEnvAssignment(const std::string& word) {
 
 bool StartsWith(const std::string& s, std::string_view prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
+Status CheckRange(const FlagSpec& spec, const std::string& flag, const std::string& value, double v) {
+  if (spec.min && v < *spec.min) {
+    return Status::InvalidArgument(fmt::format("{} {}: must be at least {}", flag, value, *spec.min));
+  }
+  if (spec.max && v > *spec.max) {
+    return Status::InvalidArgument(fmt::format("{} {}: must be at most {}", flag, value, *spec.max));
+  }
+  return Status::Ok();
+}
+
 Status CheckValue(const FlagSpec& spec, const std::string& flag, const std::string& value) {
   switch (spec.type) {
     case FlagType::kInt: {
       char* end = nullptr;
-      std::strtoll(value.c_str(), &end, 10);
+      errno = 0;
+      long long v = std::strtoll(value.c_str(), &end, 10);
       if (value.empty() || *end != '\0') {
         return Status::InvalidArgument(fmt::format("{} {}: not an integer", flag, value));
       }
-      return Status::Ok();
+      if (errno == ERANGE) return Status::InvalidArgument(fmt::format("{} {}: integer out of range", flag, value));
+      return CheckRange(spec, flag, value, static_cast<double>(v));
     }
     case FlagType::kFloat: {
       char* end = nullptr;
-      std::strtod(value.c_str(), &end);
+      double v = std::strtod(value.c_str(), &end);
       if (value.empty() || *end != '\0') {
         return Status::InvalidArgument(fmt::format("{} {}: not a number", flag, value));
       }
-      return Status::Ok();
+      if (!std::isfinite(v)) return Status::InvalidArgument(fmt::format("{} {}: not a finite number", flag, value));
+      return CheckRange(spec, flag, value, v);
     }
     case FlagType::kSize: {
       Result<int64_t> v = ParseHumanInt(value);
       if (!v.ok()) return Status::InvalidArgument(fmt::format("{} {}: {}", flag, value, v.status().message()));
-      return Status::Ok();
+      return CheckRange(spec, flag, value, static_cast<double>(*v));
     }
     default:
       return Status::Ok();

@@ -47,23 +47,9 @@ void CheckMemory(const CheckContext& ctx, PreflightReport* report) {
   const std::string util_flag =
       ctx.cmd.launcher == Launcher::kSglang ? "--mem-fraction-static" : "--gpu-memory-utilization";
 
-  // --- the fraction itself ----------------------------------------------------
-  // vllm/config/cache.py: gpu_memory_utilization is a pydantic Field(gt=0, le=1).
-  if (e.utilization <= 0 || e.utilization > 1) {
-    Finding u;
-    u.check = "weights-fit";
-    u.severity = Severity::kBlocking;
-    u.message = fmt::format("{} {} is outside (0, 1]", util_flag, e.utilization);
-    u.tool_error = fmt::format(
-        "pydantic ValidationError: 1 validation error for CacheConfig gpu_memory_utilization "
-        "Input should be {}",
-        e.utilization > 1 ? "less than or equal to 1" : "greater than 0");
-    u.source = "vllm/config/cache.py (CacheConfig.gpu_memory_utilization)";
-    u.fix = fmt::format("{} 0.9", util_flag);
-    u.numbers["gpu_memory_utilization"] = e.utilization;
-    report->Add(std::move(u));
-    return;
-  }
+  // The fraction itself is checked by CheckCommandLine (blocking when outside
+  // (0, 1]).
+  if (e.utilization <= 0 || e.utilization > 1) return;
 
   // --- weights ---------------------------------------------------------------
   Finding w;
@@ -78,9 +64,14 @@ void CheckMemory(const CheckContext& ctx, PreflightReport* report) {
   if (ctx.layout.pp > 1) split += fmt::format(" x PP {}", ctx.layout.pp);
   if (ctx.layout.expert_parallel) split += fmt::format(", experts over EP {}", ctx.layout.ep);
   std::string what = m.quant_method.empty() ? e.runtime_dtype : m.quant_method;
-  w.message =
-      fmt::format("weights {:.1f} GiB per GPU ({:.1f} GB {} / {}) on {:.1f} GiB GPUs; budget {:.1f} GiB at {} {}", wg,
-                  e.weight_bytes_total / 1e9, what, split, total_gib, budget, util_flag, e.utilization);
+  std::string cuda_total =
+      gpu.memory_reserved_bytes > 0 && gpu.memory_reserved_bytes < gpu.memory_total_bytes
+          ? fmt::format(" ({:.1f} GiB visible to CUDA)", ToGiB(gpu.memory_total_bytes - gpu.memory_reserved_bytes))
+          : "";
+  w.message = fmt::format(
+      "weights {:.1f} GiB per GPU ({:.1f} GB {} / {}) on {:.1f} "
+      "GiB GPUs{}; budget {:.1f} GiB at {} {}",
+      wg, e.weight_bytes_total / 1e9, what, split, total_gib, cuda_total, budget, util_flag, e.utilization);
   if (e.weights_per_gpu > e.requested_bytes) {
     w.severity = Severity::kBlocking;
     CheckText t = ctx.texts->Render("weights-fit", fw, {{"tp_fit", std::to_string(TpThatFits(e, ctx.layout.tp))}});
@@ -93,7 +84,8 @@ void CheckMemory(const CheckContext& ctx, PreflightReport* report) {
   report->Add(std::move(w));
   if (e.weights_per_gpu > e.requested_bytes) return;
 
-  // --- max-model-len vs the model's ---------------------------------------------
+  // --- max-model-len vs the model's
+  // ---------------------------------------------
   if (ctx.max_model_len_given && m.derived_max_len > 0 && ctx.max_model_len > m.derived_max_len &&
       ctx.cmd.launcher == Launcher::kVllm) {
     auto allow = ctx.env.find("VLLM_ALLOW_LONG_MAX_MODEL_LEN");
@@ -117,7 +109,8 @@ void CheckMemory(const CheckContext& ctx, PreflightReport* report) {
     report->Add(std::move(f));
   }
 
-  // --- KV cache ----------------------------------------------------------------
+  // --- KV cache
+  // ----------------------------------------------------------------
   Finding k;
   k.check = "kv-cache";
   double avail_gib = e.kv_available_bytes / kGiB;
@@ -167,9 +160,13 @@ void CheckMemory(const CheckContext& ctx, PreflightReport* report) {
                                      {"estimated_max_len", std::to_string(fit)},
                                      {"suggested_len", std::to_string(suggest)}});
     k.message = fmt::format(
-        "KV cache ~{:.1f} GiB per GPU -> ~{} tokens{}; {} needs {:.1f} GiB for one request: "
-        "does not fit, {} will refuse to start",
-        avail_gib, Kilo(tokens), layers, len_desc, need / kGiB, ctx.DisplayName());
+        "KV cache ~{:.1f} GiB per GPU -> ~{} tokens{}; {} "
+        "needs {:.1f} GiB for one request: "
+        "does not fit by {:.1f} GiB, {} will refuse to "
+        "start; the largest that fits is ~{}",
+        avail_gib, Kilo(tokens), layers, len_desc, need / kGiB, (need - e.kv_available_bytes) / kGiB, ctx.DisplayName(),
+        WithCommas(fit));
+    k.numbers["margin_gib"] = (e.kv_available_bytes - need) / kGiB;
     k.tool_error = t.tool_error;
     k.source = t.source;
     k.fix = t.fix;
@@ -179,9 +176,23 @@ void CheckMemory(const CheckContext& ctx, PreflightReport* report) {
   }
   double concurrency = need > 0 ? e.kv_available_bytes / need : 0;
   k.severity = Severity::kOk;
-  k.message =
-      fmt::format("KV cache ~{:.1f} GiB per GPU -> ~{} tokens{}; {} fits ({:.1f} requests of full length at once)",
-                  avail_gib, Kilo(tokens), layers, len_desc, concurrency);
+  // The largest length one request could have (vLLM's estimate_max_model_len),
+  // searched up to the model's own limit (or 4x the requested length).
+  int64_t ceiling = std::max<int64_t>(len, m.derived_max_len > 0 ? m.derived_max_len : len * 4);
+  int64_t largest = e.MaxFittingLen(ceiling);
+  k.numbers["margin_gib"] = (e.kv_available_bytes - need) / kGiB;
+  k.numbers["largest_fitting_len"] = static_cast<double>(largest);
+  std::string largest_desc;
+  if (largest < ceiling) {
+    largest_desc = fmt::format("; the largest that fits is ~{}", WithCommas(largest));
+  } else if (len < ceiling) {
+    largest_desc = fmt::format("; the model's full {} fits too", WithCommas(ceiling));
+  }
+  k.message = fmt::format(
+      "KV cache ~{:.1f} GiB per GPU -> ~{} tokens{}; {} fits with {:.1f} GiB "
+      "to spare ({:.1f} requests of full "
+      "length at once){}",
+      avail_gib, Kilo(tokens), layers, len_desc, (e.kv_available_bytes - need) / kGiB, concurrency, largest_desc);
   if (concurrency < 1.2) {
     k.severity = Severity::kWarning;
     k.message += "; tight: a little more memory use elsewhere and it will not start";

@@ -56,8 +56,8 @@ TEST(MemoryEstimateTest, MlaKeepsOneLatentPerTokenOnEveryRank) {
 TEST(MemoryEstimateTest, HybridStateIsPerSequenceAndPaddedToAttentionPages) {
   MemoryEstimate e = EstimateMemory(Fixture("qwen3.5-0.8b"), H100(1));
   EXPECT_DOUBLE_EQ(e.kv_bytes_per_token, 6.0 * 2 * 2 * 256 * 2);
-  // GDN state per layer: conv (2*16*128 + 16*128) x 3 x 2 B + ssm 16 x 128 x 128 x 4 B,
-  // rounded up to 16-token attention pages of 2048 B/token.
+  // GDN state per layer: conv (2*16*128 + 16*128) x 3 x 2 B + ssm 16 x 128 x
+  // 128 x 4 B, rounded up to 16-token attention pages of 2048 B/token.
   double state = 6144.0 * 3 * 2 + 16.0 * 128 * 128 * 4;
   double page = 16 * 2048.0;
   EXPECT_DOUBLE_EQ(e.state_bytes_per_seq, std::ceil(state / page) * page * 18);
@@ -91,7 +91,83 @@ TEST(MemoryEstimateTest, BudgetFollowsUtilization) {
   in.utilization = 0.5;
   MemoryEstimate e = EstimateMemory(Fixture("qwen3-8b"), in);
   EXPECT_DOUBLE_EQ(e.requested_bytes, 81559.0 * 1024 * 1024 * 0.5);
-  EXPECT_NEAR(e.kv_available_bytes, e.requested_bytes - e.weights_per_gpu - e.activation_bytes - e.non_torch_bytes, 1);
+  EXPECT_NEAR(e.kv_available_bytes,
+              e.requested_bytes - e.weights_per_gpu - e.activation_bytes - e.non_torch_bytes - e.cudagraph_bytes, 1);
+}
+
+VllmVersion V(const char* s) { return *VllmVersion::Parse(s); }
+
+TEST(MemoryEstimateTest, VersionsParseAndCompare) {
+  EXPECT_EQ(V("0.10.1.1").ToString(), "0.10.1");
+  EXPECT_EQ(V("v0.11.0rc2").ToString(), "0.11.0");
+  EXPECT_EQ(V("0.9").ToString(), "0.9.0");
+  EXPECT_FALSE(VllmVersion::Parse("latest").has_value());
+  EXPECT_FALSE(VllmVersion::Parse("").has_value());
+  EXPECT_TRUE(V("0.21.0").AtLeast(V("0.21.0")));
+  EXPECT_FALSE(V("0.10.2").AtLeast(V("0.11.0")));
+  EXPECT_TRUE(VllmVersion().AtLeast(V("99.0.0")));  // unknown: the newest behaviour
+}
+
+// What each release reserves before the KV cache (rules/preflight_memory.yaml).
+TEST(MemoryEstimateTest, ReservationFollowsTheRelease) {
+  MemoryInputs in = H100(1);
+  in.vllm_version = V("0.11.0");
+  MemoryEstimate v011 = EstimateMemory(Fixture("llama-3.1-8b"), in);
+  // 0.11: 1024 sequences of float32 logits through the sort-based sampler
+  // (vLLM 0.11.0 on an H100 logs a 4.76 GiB peak); graphs come after the
+  // budget.
+  EXPECT_NEAR(v011.activation_bytes / kGiB, 4.76, 0.1);
+  EXPECT_EQ(v011.cudagraph_bytes, 0);
+  EXPECT_TRUE(v011.cudagraphs_after_budget);
+  in.vllm_version = V("0.10.1");
+  MemoryEstimate v010 = EstimateMemory(Fixture("llama-3.1-8b"), in);
+  EXPECT_EQ(v010.max_num_seqs, 256);  // large-GPU defaults came with 0.11
+  EXPECT_LT(v010.activation_bytes,
+            v011.activation_bytes / 4);  // FlashInfer sampler, 256 rows
+  in.flashinfer_sampler = false;
+  EXPECT_GT(EstimateMemory(Fixture("llama-3.1-8b"), in).activation_bytes, v010.activation_bytes);
+  in.flashinfer_sampler.reset();
+  in.vllm_version = V("0.24.0");
+  MemoryEstimate v024 = EstimateMemory(Fixture("llama-3.1-8b"), in);
+  EXPECT_GT(v024.cudagraph_bytes,
+            0);  // profiled CUDA graphs come out of the KV budget
+  EXPECT_FALSE(v024.cudagraphs_after_budget);
+  in.enforce_eager = true;
+  MemoryEstimate eager = EstimateMemory(Fixture("llama-3.1-8b"), in);
+  EXPECT_EQ(eager.cudagraph_bytes, 0);
+  EXPECT_NEAR(eager.kv_available_bytes - v024.kv_available_bytes, v024.cudagraph_bytes, 1);
+  in.enforce_eager = false;
+  in.estimate_cudagraphs = false;  // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0
+  EXPECT_EQ(EstimateMemory(Fixture("llama-3.1-8b"), in).cudagraph_bytes, 0);
+  // Unknown release: between the two eras.
+  MemoryInputs unknown = H100(1);
+  MemoryEstimate u = EstimateMemory(Fixture("llama-3.1-8b"), unknown);
+  EXPECT_LT(u.kv_available_bytes, v024.kv_available_bytes);
+  EXPECT_GT(u.kv_available_bytes, v011.kv_available_bytes);
+}
+
+// gpt-oss (sliding + full attention): older releases print
+// num_blocks // groups * block_size, i.e. the budget over all 36 layers.
+TEST(MemoryEstimateTest, HybridTokenCountFollowsTheRelease) {
+  MemoryInputs in = H100(4);
+  in.kv_cache_memory_bytes = static_cast<int64_t>(45.32 * kGiB);
+  in.vllm_version = V("0.10.1");
+  MemoryEstimate old = EstimateMemory(Fixture("gpt-oss-120b"), in);
+  // 2 KV heads per GPU x 64 x K,V x 2 bytes = 512 bytes per layer and token;
+  // vLLM 0.10.1.1 printed 2,640,144 tokens for 45.32 GiB.
+  EXPECT_NEAR(static_cast<double>(old.TokenCapacity(16384)), 2640144, 2640144 * 0.001);
+  in.vllm_version = V("0.24.0");
+  MemoryEstimate now = EstimateMemory(Fixture("gpt-oss-120b"), in);
+  // Sliding layers hold at most window + batched tokens (128 + 8192) of each
+  // 16,384-token request.
+  EXPECT_GT(now.TokenCapacity(16384), old.TokenCapacity(16384) * 5 / 4);
+}
+
+// MXFP4 experts, 16-bit attention: gpt-oss-120b loads 64.38 GiB on one H100
+// (vLLM 0.11.0).
+TEST(MemoryEstimateTest, Mxfp4ExpertsOnly) {
+  MemoryEstimate e = EstimateMemory(Fixture("gpt-oss-120b"), H100(1));
+  EXPECT_NEAR(e.weights_per_gpu / kGiB, 64.38, 64.38 * 0.02);
 }
 
 }  // namespace

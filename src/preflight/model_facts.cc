@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -11,11 +14,45 @@ namespace {
 
 using nlohmann::json;
 
+// The first number of config.json that does not fit the integer it is read
+// into (a float like 1e300, or a count above 2^31): ParseModelConfig turns it
+// into an input error instead of converting it (float -> int conversion of an
+// out-of-range value is undefined behaviour; int64 -> int truncates).
+thread_local std::string g_range_error;
+
+constexpr double kIntLimit = 2147483647.0;  // every count and dimension is read as a 32-bit int
+
+void RangeError(const char* key, const json& v) {
+  if (g_range_error.empty()) g_range_error = fmt::format("{} {} is out of range", key, v.dump());
+}
+
 int64_t GetInt(const json& o, const char* key, int64_t fallback = 0) {
   auto it = o.find(key);
   if (it == o.end() || it->is_null()) return fallback;
-  if (it->is_number_integer() || it->is_number_unsigned()) return it->get<int64_t>();
-  if (it->is_number_float()) return static_cast<int64_t>(it->get<double>());
+  if (it->is_number_unsigned()) {
+    uint64_t u = it->get<uint64_t>();
+    if (u > static_cast<uint64_t>(kIntLimit)) {
+      RangeError(key, *it);
+      return fallback;
+    }
+    return static_cast<int64_t>(u);
+  }
+  if (it->is_number_integer()) {
+    int64_t v = it->get<int64_t>();
+    if (v > static_cast<int64_t>(kIntLimit) || v < -static_cast<int64_t>(kIntLimit)) {
+      RangeError(key, *it);
+      return fallback;
+    }
+    return v;
+  }
+  if (it->is_number_float()) {
+    double d = it->get<double>();
+    if (!std::isfinite(d) || d > kIntLimit || d < -kIntLimit) {
+      RangeError(key, *it);
+      return fallback;
+    }
+    return static_cast<int64_t>(d);
+  }
   return fallback;
 }
 
@@ -64,7 +101,12 @@ void DeriveMaxLen(const json& c, ModelFacts* m) {
     double factor = GetFloat(*rope, "factor", 0);
     if (type != "su" && type != "longrope" && type != "llama3" && type != "mrope" && type != "default" && factor > 0) {
       if (type == "yarn") best = GetInt(*rope, "original_max_position_embeddings", best);
-      best = static_cast<int64_t>(static_cast<double>(best) * factor);
+      double scaled = static_cast<double>(best) * factor;
+      if (!std::isfinite(scaled) || scaled > 1e15) {
+        if (g_range_error.empty()) g_range_error = fmt::format("rope_scaling factor {} is out of range", factor);
+        return;
+      }
+      best = static_cast<int64_t>(scaled);
     }
   }
   m->derived_max_len = best;
@@ -262,6 +304,7 @@ Result<ModelFacts> ParseModelConfig(std::string_view json_text, const std::strin
       break;
     }
   }
+  g_range_error.clear();
   ModelFacts m;
   if (top.contains("architectures") && top["architectures"].is_array() && !top["architectures"].empty() &&
       top["architectures"][0].is_string()) {
@@ -272,6 +315,17 @@ Result<ModelFacts> ParseModelConfig(std::string_view json_text, const std::strin
   m.num_layers = static_cast<int>(GetInt(*c, "num_hidden_layers", GetInt(*c, "n_layer", GetInt(*c, "num_layers", 0))));
   m.hidden_size = GetInt(*c, "hidden_size", GetInt(*c, "n_embd", GetInt(*c, "d_model", 0)));
   m.num_heads = static_cast<int>(GetInt(*c, "num_attention_heads", GetInt(*c, "n_head", 0)));
+  if (!g_range_error.empty()) {
+    std::string what = g_range_error;
+    g_range_error.clear();
+    return Status::InvalidArgument(fmt::format("{}: {}", origin, what));
+  }
+  if (m.num_layers > 100000) {
+    return Status::InvalidArgument(
+        fmt::format("{}: num_hidden_layers {} is not a plausible layer count "
+                    "(more than 100,000)",
+                    origin, m.num_layers));
+  }
   if (m.num_layers <= 0 || m.hidden_size <= 0 || m.num_heads <= 0) {
     return Status::InvalidArgument(fmt::format(
         "{}: no num_hidden_layers / hidden_size / num_attention_heads: not a transformer config preflight can read",
@@ -312,6 +366,11 @@ Result<ModelFacts> ParseModelConfig(std::string_view json_text, const std::strin
   ClassifyLayers(*c, &m);
   ReadMoe(*c, &m);
   ReadQuantization(top, *c, &m);
+  if (!g_range_error.empty()) {
+    std::string what = g_range_error;
+    g_range_error.clear();
+    return Status::InvalidArgument(fmt::format("{}: {}", origin, what));
+  }
   EstimateParams(&m);
   if (m.has_vision)
     m.notes.push_back(
@@ -327,10 +386,19 @@ Result<SafetensorsIndex> ParseSafetensorsIndex(std::string_view json_text, const
   if (j.contains("metadata") && j["metadata"].is_object()) {
     const json& md = j["metadata"];
     if (md.contains("total_size")) {
-      if (md["total_size"].is_number())
-        idx.total_size = md["total_size"].get<uint64_t>();
-      else if (md["total_size"].is_string())
-        idx.total_size = std::stoull(md["total_size"].get<std::string>());
+      const json& t = md["total_size"];
+      if (t.is_number_unsigned()) {
+        idx.total_size = t.get<uint64_t>();
+      } else if (t.is_number_float() && std::isfinite(t.get<double>()) && t.get<double>() > 0 &&
+                 t.get<double>() < 1.8e19) {
+        idx.total_size = static_cast<uint64_t>(t.get<double>());
+      } else if (t.is_string()) {
+        std::string text = t.get<std::string>();
+        char* end = nullptr;
+        errno = 0;
+        unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+        if (!text.empty() && *end == '\0' && errno == 0 && text[0] != '-') idx.total_size = v;
+      }
     }
   }
   if (j.contains("weight_map") && j["weight_map"].is_object()) {

@@ -113,3 +113,42 @@ TEST(ModelFactsTest, SafetensorsIndexTotalAndShards) {
 
 }  // namespace
 }  // namespace faultline::preflight
+
+namespace faultline::preflight {
+namespace {
+
+// Hostile config.json numbers (issue 13 point 6): a float that no integer
+// holds, or a count above 2^31, is an input error, not undefined behaviour
+// or a silent truncation (4294967328 used to become 32).
+TEST(ModelFactsHostileTest, OutOfRangeNumbersAreInputErrors) {
+  const std::string base = R"("num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000)";
+  for (const std::string& bad :
+       {std::string(R"({"num_hidden_layers": 32, "hidden_size": 1e300, )") + base + "}",
+        std::string(R"({"num_hidden_layers": 4294967328, "hidden_size": 4096, )") + base + "}",
+        std::string(R"({"num_hidden_layers": 32, "hidden_size": 4096, "intermediate_size": -1e30, )") + base + "}",
+        std::string(
+            R"({"num_hidden_layers": 32, "hidden_size": 4096, "max_position_embeddings": 8192,
+                        "rope_scaling": {"type": "linear", "factor": 1e300}, )") +
+            base + "}",
+        std::string(R"({"num_hidden_layers": 2000000, "hidden_size": 4096, )") + base + "}"}) {
+    Result<ModelFacts> m = ParseModelConfig(bad, "config.json");
+    ASSERT_FALSE(m.ok()) << bad;
+    EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(m.status().message().rfind("config.json: ", 0), 0u) << m.status().message();
+  }
+  Result<ModelFacts> big = ParseModelConfig(
+      std::string(R"({"num_hidden_layers": 4294967328, "hidden_size": 4096, )") + base + "}", "config.json");
+  EXPECT_NE(big.status().message().find("num_hidden_layers 4294967328 is out of range"), std::string::npos)
+      << big.status().message();
+  // A float that is a whole count still reads.
+  Result<ModelFacts> ok =
+      ParseModelConfig(std::string(R"({"num_hidden_layers": 32.0, "hidden_size": 4096, )") + base + "}", "c");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->num_layers, 32);
+  // A malformed safetensors total_size is an error, not an exception.
+  EXPECT_FALSE(ParseSafetensorsIndex(R"({"metadata": {"total_size": "lots"}})", "index").ok());
+  EXPECT_FALSE(ParseSafetensorsIndex(R"({"metadata": {"total_size": -5}})", "index").ok());
+}
+
+}  // namespace
+}  // namespace faultline::preflight

@@ -114,6 +114,11 @@ Result<probe::GpuInventory> PlannedNode(const PreflightRequest& req) {
     g.index = i;
     g.name = type ? type->name : fmt::format("GPU with {:.1f} GiB", ToGiB(memory));
     g.memory_total_bytes = memory;
+    // The catalog knows how much of it CUDA reports (the rest is
+    // driver-reserved).
+    if (type && !req.plan_gpu_memory && type->cuda_memory_mib > 0 && type->cuda_memory_mib < type->memory_mib) {
+      g.memory_reserved_bytes = (type->memory_mib - type->cuda_memory_mib) * 1024ULL * 1024ULL;
+    }
     if (type && std::isdigit(static_cast<unsigned char>(type->compute.empty() ? 'x' : type->compute[0]))) {
       std::sscanf(type->compute.c_str(), "%d.%d", &g.compute_major, &g.compute_minor);
     }
@@ -198,7 +203,11 @@ Result<PreflightReport> RunPreflight(const PreflightRequest& req) {
         in.pp = ctx.layout.pp;
         in.dp = ctx.layout.dp;
         in.expert_parallel = ctx.layout.expert_parallel;
-        in.gpu_total_bytes = gpu->memory_total_bytes;
+        // What CUDA reports as the device total: NVML's total less the
+        // driver-reserved memory (NVML v2; the catalog for planned GPUs).
+        in.gpu_total_bytes = gpu->memory_total_bytes > gpu->memory_reserved_bytes
+                                 ? gpu->memory_total_bytes - gpu->memory_reserved_bytes
+                                 : gpu->memory_total_bytes;
         in.gpu_name = gpu->name;
         if (ctx.cmd.Has("gpu_memory_utilization")) in.utilization = ctx.cmd.Float("gpu_memory_utilization", 0.9);
         in.max_num_batched_tokens = ctx.cmd.OptInt("max_num_batched_tokens");
@@ -208,6 +217,15 @@ Result<PreflightReport> RunPreflight(const PreflightRequest& req) {
         in.quantization = ctx.cmd.Str("quantization");
         in.cpu_offload_gb = ctx.cmd.Float("cpu_offload_gb", 0);
         in.kv_cache_memory_bytes = ctx.cmd.OptInt("kv_cache_memory_bytes");
+        in.enforce_eager = ctx.cmd.Bool("enforce_eager");
+        in.vllm_version = req.vllm_version;
+        auto env_bool = [&](const char* name) -> std::optional<bool> {
+          auto it = ctx.env.find(name);
+          if (it == ctx.env.end() || it->second.empty()) return std::nullopt;
+          return !(it->second == "0" || it->second == "false" || it->second == "False");
+        };
+        in.flashinfer_sampler = env_bool("VLLM_USE_FLASHINFER_SAMPLER");
+        in.estimate_cudagraphs = env_bool("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS");
         ctx.memory = EstimateMemory(*ctx.model.facts, in);
       }
     }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "preflight/memory_estimate.h"
 #include "preflight/report.h"
 #include "probe/gpu_inventory.h"
 #include "util/status.h"
@@ -27,6 +28,7 @@ struct PreflightRequest {
   // Real inventory when no plan is given; nullptr = NVML, then nvidia-smi.
   probe::GpuInventorySource* gpu_source = nullptr;
   bool check_port = true;
+  VllmVersion vllm_version;  // --vllm-version; unknown: the newest behaviour
 };
 
 // kInvalidArgument / kNotFound for input errors (unparseable command, unknown

@@ -327,7 +327,7 @@ TEST(PreflightLayoutTest, UtilizationOutOfRangeAndSpeculativeNote) {
   Result<PreflightReport> r = RunPreflight(req);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->blocking());
-  EXPECT_NE(FindCheck(*r, "weights-fit")->message.find("outside (0, 1]"), std::string::npos);
+  EXPECT_NE(FindCheck(*r, "command-line")->message.find("outside (0, 1]"), std::string::npos);
   bool noted = false;
   for (const std::string& n : r->notes) noted = noted || n.find("draft model") != std::string::npos;
   EXPECT_TRUE(noted);
@@ -343,6 +343,49 @@ TEST(PreflightLayoutTest, RayPlacesWorkersElsewhere) {
   ASSERT_TRUE(r.ok());
   const Finding* f = FindCheck(*r, "gpu-count");
   EXPECT_EQ(f->severity, Severity::kWarning);
+}
+
+}  // namespace
+}  // namespace faultline::preflight
+
+namespace faultline::preflight {
+namespace {
+
+// Hostile input (issue 13 point 6): a parallel size that overflows, is
+// negative or zero is an input error (exit 2), never silently TP 1.
+TEST(PreflightHostileInputTest, ImpossibleParallelSizesAreInputErrors) {
+  for (const char* tp : {"99999999999999999999", "-2", "0", "70000"}) {
+    PreflightRequest req = Plan({"vllm", "serve", "m", "--tensor-parallel-size", tp}, 1, "80GiB", "qwen3-8b");
+    Result<PreflightReport> r = RunPreflight(req);
+    ASSERT_FALSE(r.ok()) << "--tensor-parallel-size " << tp << " was accepted";
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find("--tensor-parallel-size"), std::string::npos) << r.status().message();
+  }
+  PreflightRequest dp = Plan({"vllm", "serve", "m", "--data-parallel-size=-1"}, 1, "80GiB", "qwen3-8b");
+  EXPECT_FALSE(RunPreflight(dp).ok());
+  PreflightRequest util = Plan({"vllm", "serve", "m", "--gpu-memory-utilization", "nan"}, 1, "80GiB", "qwen3-8b");
+  EXPECT_FALSE(RunPreflight(util).ok());
+}
+
+// --gpu-memory-utilization 7 is blocking, with or without the model's facts.
+TEST(PreflightHostileInputTest, UtilizationAboveOneIsBlocking) {
+  for (const std::string& model : {std::string("qwen3-8b"), std::string()}) {
+    PreflightRequest req =
+        Plan({"vllm", "serve", "/nonexistent/m", "--gpu-memory-utilization", "7"}, 1, "80GiB", model);
+    Result<PreflightReport> r = RunPreflight(req);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_TRUE(r->blocking()) << "model config: " << model;
+    const Finding* f = FindCheck(*r, "command-line");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->severity, Severity::kBlocking);
+    EXPECT_NE(f->message.find("--gpu-memory-utilization 7 is outside (0, 1]"), std::string::npos) << f->message;
+  }
+  PreflightRequest sg =
+      Plan({"python", "-m", "sglang.launch_server", "--model-path", "/nonexistent/m", "--mem-fraction-static", "0"}, 1,
+           "80GiB", "");
+  Result<PreflightReport> r = RunPreflight(sg);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->blocking());
 }
 
 }  // namespace

@@ -42,6 +42,32 @@ std::string RedactFlag(const std::string& flag) {
 }
 
 void CheckCommandLine(const CheckContext& ctx, PreflightReport* report) {
+  // vllm/config/cache.py: gpu_memory_utilization is a pydantic Field(gt=0,
+  // le=1); SGLang's --mem-fraction-static is a fraction of the GPU as well.
+  // Checked here, not with the memory estimate, so that it blocks without model
+  // facts.
+  if (ctx.cmd.launcher != Launcher::kTorchrun && ctx.cmd.Has("gpu_memory_utilization")) {
+    double u = ctx.cmd.Float("gpu_memory_utilization", 0.9);
+    if (!(u > 0 && u <= 1)) {
+      const bool sglang = ctx.cmd.launcher == Launcher::kSglang;
+      const std::string flag = sglang ? "--mem-fraction-static" : "--gpu-memory-utilization";
+      Finding f;
+      f.check = "command-line";
+      f.severity = Severity::kBlocking;
+      f.message = fmt::format("{} {} is outside (0, 1]: it is a fraction of each GPU's memory", flag,
+                              ctx.cmd.Str("gpu_memory_utilization"));
+      if (!sglang) {
+        f.tool_error = fmt::format(
+            "pydantic ValidationError: 1 validation error for "
+            "CacheConfig gpu_memory_utilization Input should be {}",
+            u > 1 ? "less than or equal to 1" : "greater than 0");
+        f.source = "vllm/config/cache.py (CacheConfig.gpu_memory_utilization)";
+      }
+      f.fix = fmt::format("{} {}", flag, sglang ? "0.85" : "0.9");
+      f.numbers["gpu_memory_utilization"] = u;
+      report->Add(std::move(f));
+    }
+  }
   if (ctx.cmd.unknown_flags.empty()) return;
   std::string list;
   for (const std::string& f : ctx.cmd.unknown_flags) list += (list.empty() ? "" : ", ") + RedactFlag(f);

@@ -84,7 +84,11 @@ Result<int64_t> ParseHumanInt(std::string_view text) {
   if (s.empty() || *end != '\0' || v < 0) {
     return Status::InvalidArgument(fmt::format("'{}' is not a number", std::string(text)));
   }
-  return static_cast<int64_t>(std::llround(v * static_cast<double>(scale)));
+  double scaled = v * static_cast<double>(scale);
+  if (!std::isfinite(scaled) || scaled >= 9.0e18) {
+    return Status::InvalidArgument(fmt::format("'{}' is out of range", std::string(text)));
+  }
+  return static_cast<int64_t>(std::llround(scaled));
 }
 
 double ToGiB(uint64_t bytes) { return static_cast<double>(bytes) / kGiB; }
