@@ -91,6 +91,7 @@ Result<MemoryModelParams> MemoryModelParams::Load(std::string_view yaml_text) {
     p.sampler_native_coef = v["sampler"]["native_coef"].as<double>();
     p.sampler_native_coef_new = v["sampler"]["native_coef_new"].as<double>();
     p.new_forward_scale = v["activation"]["new_forward_scale"].as<double>();
+    p.moe_coef = v["activation"]["moe_coef"].as<double>();
     p.sampler_flashinfer_coef = v["sampler"]["flashinfer_coef"].as<double>();
     p.non_torch_tp1_gib = v["non_torch_gib"]["tp1"].as<double>();
     p.non_torch_tp_many_gib = v["non_torch_gib"]["tp_many"].as<double>();
@@ -256,8 +257,12 @@ MemoryEstimate EstimateMemory(const ModelFacts& m, const MemoryInputs& in, const
           static_cast<double>(m.experts_per_token * m.moe_intermediate_size + m.shared_expert_intermediate_size) / tp;
     }
     const double tokens = static_cast<double>(e.batched_tokens);
-    const double forward =
-        tokens * (p.mlp_coef * inter_gpu + p.hidden_coef * static_cast<double>(m.hidden_size)) * act_bytes;
+    double forward = tokens * (p.mlp_coef * inter_gpu + p.hidden_coef * static_cast<double>(m.hidden_size)) * act_bytes;
+    if (m.IsMoe()) {
+      // fused_moe keeps per-(token, expert) intermediate caches: the expert
+      // outputs before the weighted sum are tokens x top-k x hidden.
+      forward += tokens * m.experts_per_token * static_cast<double>(m.hidden_size) * act_bytes * p.moe_coef;
+    }
     const double logits = static_cast<double>(seqs) * static_cast<double>(m.vocab_size) * 4;
     struct Profile {
       double forward, sampler, cudagraph;

@@ -39,6 +39,7 @@ struct MemoryModelParams {
   // Copies of the [seqs, vocab] float32 logits alive at the sampler's peak.
   double sampler_native_coef = 9.7, sampler_native_coef_new = 1.0, sampler_flashinfer_coef = 1.5;
   double new_forward_scale = 0.33;  // releases from new_profile_from
+  double moe_coef = 2;              // fused-MoE caches: tokens x top-k x hidden, this many copies
   double non_torch_tp1_gib = 0.13, non_torch_tp_many_gib = 0.55;
   double cudagraph_estimate_gib = 0.6;
   double mxfp4_bits_per_param = 4.25, mxfp4_pad = 256;
