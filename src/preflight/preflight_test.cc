@@ -89,6 +89,7 @@ TEST(PreflightTest, AnotherProcessHoldingMemoryBlocks) {
     g.name = "NVIDIA H100 80GB HBM3";
     g.uuid = "GPU-" + std::to_string(i);
     g.memory_total_bytes = 81559ULL << 20;
+    g.memory_reserved_bytes = 479ULL << 20;  // NVML v2: CUDA sees 81080 MiB = 79.18 GiB, as vLLM prints
     inv.gpus.push_back(g);
   }
   inv.gpus[1].memory_used_bytes = 30ULL << 30;
@@ -105,8 +106,8 @@ TEST(PreflightTest, AnotherProcessHoldingMemoryBlocks) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, Severity::kBlocking);
   EXPECT_NE(f->message.find("pid 4242 python3"), std::string::npos) << f->message;
-  EXPECT_NE(f->tool_error.find("Free memory on device cuda:1 (49.65/79.65 GiB) on startup is less than desired GPU "
-                               "memory utilization (0.9, 71.68 GiB)"),
+  EXPECT_NE(f->tool_error.find("Free memory on device cuda:1 (49.18/79.18 GiB) on startup is less than desired GPU "
+                               "memory utilization (0.9, 71.26 GiB)"),
             std::string::npos)
       << f->tool_error;
 }

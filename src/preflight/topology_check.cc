@@ -226,9 +226,11 @@ void CheckGpuBusy(const CheckContext& ctx, PreflightReport* report) {
   bool any = false;
   for (int cuda = 0; cuda < used_gpus; ++cuda) {
     const probe::GpuInfo& g = *ctx.visible_gpus[cuda];
-    double total = ToGiB(g.memory_total_bytes);
+    // vLLM compares cudaMemGetInfo's free memory with its total (NVML's total
+    // less the driver-reserved memory) times the utilization.
+    double total = ToGiB(g.memory_total_bytes) - ToGiB(g.memory_reserved_bytes);
     double used = ToGiB(g.memory_used_bytes);
-    double free = total - used - ToGiB(g.memory_reserved_bytes);
+    double free = total - used;
     double requested = total * util;
     bool has_holders = !g.processes.empty();
     if (used < 1.0 && !has_holders) continue;
