@@ -50,17 +50,24 @@ bool BlockPipeline::Produce(ScannedBlock *out) {
   out->identities.clear();
   out->identity_rank.clear();
   if (!detected_ && wrappers_) {
-    // The wrappers a file wears show on its first lines.
-    std::vector<std::string_view> first;
+    // The wrappers a file wears show on its first lines. A first block can be
+    // a single line (the reader hands over what it has when the data ends at a
+    // newline), so the sample grows over blocks until it is large enough.
     std::string_view rest = out->data;
-    while (!rest.empty() && first.size() < 200) {
+    while (!rest.empty() && sample_.size() < kSampleLines) {
       size_t nl = rest.find('\n');
-      first.push_back(rest.substr(0, nl));
+      std::string_view l = rest.substr(0, nl);
+      if (!l.empty()) sample_.emplace_back(l);
       rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     }
-    stack_ = wrappers_->Detect(first);
+    std::vector<std::string_view> views(sample_.begin(), sample_.end());
+    stack_ = wrappers_->Detect(views);
+    if (sample_.size() >= kMinSampleLines) {
+      detected_ = true;
+      sample_.clear();
+      sample_.shrink_to_fit();
+    }
   }
-  detected_ = true;
   if (!stack_.empty()) Peel(out);
   matcher_.Scan(out->data, &out->hits);
   auto by_end = [](const rules::PatternHit &a, const rules::PatternHit &b) { return a.end < b.end; };

@@ -61,7 +61,10 @@ class BlockPipeline {
   const rules::PatternMatcher &matcher_;
   const bool threaded_;
   const parse::WrapperSet *wrappers_;
+  static constexpr size_t kSampleLines = 200;    // non-empty lines the detection reads at most
+  static constexpr size_t kMinSampleLines = 32;  // detection is final once it has read this many
   bool detected_ = false;
+  std::vector<std::string> sample_;
   parse::WrapperStack stack_;
   std::string peel_buffer_;
   std::string last_identity_;  // of the previous peeled line

@@ -220,6 +220,7 @@ void EventBuilder::SingleLine(ProcessState &ps, const LineView &line) {
     e.kind = EventKind::kNcclWarn;
   } else if (line.structure & kCompilerError) {
     e.kind = EventKind::kCompilerError;  // the detail under a build or launch failure
+    wait_for_more = true;                // "CMake Error at X (message):" goes on below
   } else if (p.level == parse::Level::kError || p.level == parse::Level::kCritical) {
     e.kind = EventKind::kErrorLog;
     wait_for_more = true;  // may introduce a traceback

@@ -20,7 +20,7 @@ const std::vector<std::pair<uint32_t, std::string>> &StructuralPatterns() {
       {kNcclWarn, R"(NCCL WARN)"},
       {kExitShape, R"((?i)exit ?code|exited with|return code)"},
       {kFrameLine, R"(File "[^"]{1,400}", line \d+)"},
-      {kCompilerError, R"([\w.+-]+:\d+(:\d+)?: (fatal )?error: |nvcc fatal|ninja: build stopped|fatal error: |^(error|fatal): )"},
+      {kCompilerError, R"([\w.+-]+:\d+(:\d+)?: (fatal )?error: |\(\d+\): (catastrophic )?error: |CMake Error|nvcc fatal|ninja: build stopped|fatal error: |^(error|fatal): )"},
   };
   return patterns;
 }
