@@ -90,6 +90,14 @@ int RunRun(const RunArgs& a) {
       !live::Duration("--interval", a.interval, &options.sample_interval)) {
     return kExitUsage;
   }
+  if (!a.dashboard.empty()) {
+    // Before anything starts: a bad or busy dashboard address is an error, not a job without its page.
+    Status listen = web::CheckListenAddress(a.dashboard);
+    if (!listen.ok()) {
+      std::cerr << "faultline: --dashboard " << listen.message() << "\n";
+      return kExitUsage;
+    }
+  }
   supervise::PipelineSpec spec;
   if (!a.file.empty()) {
     auto loaded = supervise::LoadPipelineFile(a.file);

@@ -1,22 +1,25 @@
 #include "web/dashboard.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <nlohmann/json.hpp>
 
 #include "web/api.h"
 #include "web/assets.h"
+#include "web/http_server.h"
 #include "web/line_index.h"
 #include "web/metrics.h"
 #include "web/run_dir.h"
@@ -25,54 +28,41 @@
 namespace faultline::web {
 namespace {
 
+namespace fs = std::filesystem;
 using nlohmann::json;
-
-constexpr char kJson[] = "application/json; charset=utf-8";
-constexpr char kCookie[] = "faultline_token";
 
 int64_t WallMillis() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
-bool ConstantTimeEquals(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
+HttpResponse SendJson(const json& j, int status = 200) {
+  return HttpResponse::Json(status, j.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
-std::string CookieValue(const std::string& header, const std::string& name) {
-  size_t pos = 0;
-  while (pos < header.size()) {
-    size_t end = header.find(';', pos);
-    if (end == std::string::npos) end = header.size();
-    std::string part = header.substr(pos, end - pos);
-    size_t b = part.find_first_not_of(' ');
-    if (b != std::string::npos) part = part.substr(b);
-    if (part.rfind(name + "=", 0) == 0) return part.substr(name.size() + 1);
-    pos = end + 1;
-  }
-  return "";
-}
+HttpResponse SendError(int status, const std::string& message) { return HttpResponse::Error(status, message); }
 
-void SendJson(httplib::Response& res, const json& j, int status = 200) {
-  res.status = status;
-  res.set_header("Cache-Control", "no-store");
-  res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), kJson);
-}
-
-void SendError(httplib::Response& res, int status, const std::string& message) {
-  SendJson(res, {{"error", message}}, status);
-}
-
-int64_t IntParam(const httplib::Request& req, const char* key, int64_t fallback) {
+int64_t IntParam(const HttpRequest& req, const char* key, int64_t fallback) {
   if (!req.has_param(key)) return fallback;
   try {
-    return std::stoll(req.get_param_value(key));
+    return std::stoll(req.param(key));
   } catch (const std::exception&) {
     return fallback;
   }
+}
+
+// Whether `path`, symlinks resolved, lies inside `dir`: a live.jsonl naming
+// /etc/shadow as a log, or a log symlinked out of the run, is not served.
+bool InsideDir(const std::string& dir, const std::string& path) {
+  std::error_code ec;
+  fs::path d = fs::weakly_canonical(dir, ec);
+  if (ec) return false;
+  fs::path p = fs::weakly_canonical(path, ec);
+  if (ec) return false;
+  std::string ds = d.string();
+  std::string ps = p.string();
+  if (!ds.empty() && ds.back() != '/') ds += '/';
+  return ps.size() > ds.size() && ps.compare(0, ds.size(), ds) == 0;
 }
 
 class DashboardImpl : public Dashboard {
@@ -86,22 +76,15 @@ class DashboardImpl : public Dashboard {
     if (dir.empty()) return Status::NotFound(fmt::format("{}: not a directory", options_.run_dir));
     run_ = std::make_unique<RunDir>(dir);
     run_->Refresh();
-    Routes();
-    bool bound;
-    if (options_.port == 0) {
-      port_ = server_.bind_to_any_port(options_.host);
-      bound = port_ > 0;
-    } else {
-      port_ = options_.port;
-      bound = server_.bind_to_port(options_.host, options_.port);
-    }
-    if (!bound) {
-      return Status::IoError(fmt::format("cannot listen on {}:{} (in use, or not an address of this host)",
-                                         options_.host, options_.port));
-    }
-    listener_ = std::thread([this] { server_.listen_after_bind(); });
-    // stop() before the listen loop runs would be lost: wait for it.
-    for (int i = 0; i < 5000 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    HttpServerOptions o;
+    o.host = options_.host;
+    o.port = options_.port;
+    o.token = options_.token;
+    o.handler = [this](const HttpRequest& req) { return Route(req); };
+    auto server = HttpServer::Start(std::move(o));
+    if (!server.ok()) return server.status();
+    server_ = std::move(*server);
+    port_ = server_->port();
     watcher_ = std::thread([this] { Watch(); });
     return Status::Ok();
   }
@@ -127,107 +110,81 @@ class DashboardImpl : public Dashboard {
       stopped_ = true;
     }
     cv_.notify_all();
-    server_.stop();
-    if (listener_.joinable()) listener_.join();
     if (watcher_.joinable()) watcher_.join();
+    if (server_) server_->Stop();
   }
 
  private:
-  // Every request: the token when there is one; the Host header otherwise
-  // (a loopback server answers only to loopback names: no DNS rebinding).
-  bool Allowed(const httplib::Request& req, httplib::Response& res) {
-    if (options_.token.empty()) {
-      std::string host = req.get_header_value("Host");
-      std::string name = host.empty() ? host : host[0] == '[' ? host.substr(0, host.find(']') + 1) : host.substr(0, host.rfind(':'));
-      if (!host.empty() && !IsLoopbackHost(name)) {
-        SendError(res, 403, "this dashboard answers only to 127.0.0.1 / localhost");
-        return false;
-      }
-      return true;
-    }
-    std::string given;
-    std::string auth = req.get_header_value("Authorization");
-    if (auth.rfind("Bearer ", 0) == 0) {
-      given = auth.substr(7);
-    } else if (req.has_param("token")) {
-      given = req.get_param_value("token");
-    } else {
-      given = CookieValue(req.get_header_value("Cookie"), kCookie);
-    }
-    if (!ConstantTimeEquals(given, options_.token)) {
-      SendError(res, 401, "a token is required: open the URL faultline printed (…/?token=…)");
-      return false;
-    }
-    if (req.has_param("token")) {
-      res.set_header("Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; SameSite=Strict", kCookie, options_.token));
-    }
-    return true;
-  }
+  // The log of a service, when it is inside the run directory; "" otherwise.
+  std::string ServableLog(const ServiceState& s) const { return InsideDir(run_->dir(), s.log_path) ? s.log_path : ""; }
 
-  void Routes() {
-    // Small answers on kept-alive connections: without this, Nagle and delayed
-    // ACKs add ~40 ms to a response written in two pieces.
-    server_.set_tcp_nodelay(true);
-    server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      res.set_header("X-Content-Type-Options", "nosniff");
-      res.set_header("Referrer-Policy", "no-referrer");
-      return Allowed(req, res) ? httplib::Server::HandlerResponse::Unhandled : httplib::Server::HandlerResponse::Handled;
-    });
-    server_.Get(R"(/(|index\.html|app\.js|style\.css))", [](const httplib::Request& req, httplib::Response& res) {
-      const Asset* a = FindAsset(req.path);
-      if (!a) return SendError(res, 404, "no such page");
-      res.set_header("Content-Security-Policy",
-                     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'");
-      res.set_content(std::string(a->body), std::string(a->content_type).c_str());
-    });
-    server_.Get("/api/run", [this](const httplib::Request&, httplib::Response& res) { SendJson(res, RunJson()); });
-    server_.Get("/api/samples", [this](const httplib::Request&, httplib::Response& res) {
+  HttpResponse Route(const HttpRequest& req) {
+    const std::string& p = req.path;
+    if (req.method == "POST") {
+      if (p == "/api/control/stop") return Control(req);
+      return SendError(405, "only GET here");
+    }
+    if (req.method != "GET" && req.method != "HEAD") return SendError(405, "only GET and POST");
+    if (p == "/" || p == "/index.html" || p == "/app.js" || p == "/style.css") {
+      const Asset* a = FindAsset(p);
+      if (!a) return SendError(404, "no such page");
+      HttpResponse r;
+      r.content_type = a->content_type;
+      r.body = std::string(a->body);
+      r.headers.push_back({"Content-Security-Policy",
+                           "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+                           "connect-src 'self'; frame-ancestors 'none'"});
+      return r;
+    }
+    if (p == "/api/run") return SendJson(RunJson());
+    if (p == "/api/samples") {
       std::lock_guard<std::mutex> lock(run_mu_);
-      SendJson(res, run_->SamplesJson());
-    });
-    server_.Get("/api/diagnosis", [this](const httplib::Request&, httplib::Response& res) {
-      SendJson(res, DiagnosisJson());
-    });
-    server_.Get("/api/triage", [this](const httplib::Request& req, httplib::Response& res) {
-      std::string name = req.get_param_value("service");
+      return SendJson(run_->SamplesJson());
+    }
+    if (p == "/api/diagnosis") return SendJson(DiagnosisJson());
+    if (p == "/api/triage") {
+      std::string name = req.param("service");
       std::string path;
       int64_t bytes;
       json record;
       {
         std::lock_guard<std::mutex> lock(run_mu_);
         const ServiceState* s = run_->service(name);
-        if (!s) return SendError(res, 404, fmt::format("no service {}", name));
-        path = s->log_path;
+        if (!s) return SendError(404, fmt::format("no service {}", name));
+        path = ServableLog(*s);
         bytes = s->log_bytes;
         record = run_->diagnosis();
       }
-      SendJson(res, TriageFor(name, path, bytes, record));
-    });
-    server_.Get("/api/log", [this](const httplib::Request& req, httplib::Response& res) { LogEndpoint(req, res); });
-    server_.Get("/api/events", [this](const httplib::Request&, httplib::Response& res) { Events(res); });
-    server_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+      if (path.empty()) return SendError(403, fmt::format("the log of {} is outside the run directory", name));
+      return SendJson(TriageFor(name, path, bytes, record));
+    }
+    if (p == "/api/log") return LogEndpoint(req);
+    if (p == "/api/events") return Events();
+    if (p == "/metrics") {
       json run = RunJson();
       json diag;
       {
         std::lock_guard<std::mutex> lock(run_mu_);
         diag = run_->diagnosis();
       }
-      res.set_content(PrometheusText(run, diag), "text/plain; version=0.0.4; charset=utf-8");
-    });
-    server_.Post("/api/control/stop", [this](const httplib::Request& req, httplib::Response& res) {
-      if (!options_.allow_control) {
-        return SendError(res, 403, "control is off: start the dashboard with --allow-control");
-      }
-      if (!options_.stop_service) {
-        return SendError(res, 501, "this dashboard serves a run directory; it has no processes to stop");
-      }
-      Status st = options_.stop_service(req.get_param_value("service"));
-      if (!st.ok()) return SendError(res, 400, st.message());
-      SendJson(res, {{"stopping", req.get_param_value("service")}});
-    });
-    server_.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-      if (res.body.empty()) SendError(res, res.status, "not found");
-    });
+      HttpResponse r;
+      r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      r.body = PrometheusText(run, diag);
+      return r;
+    }
+    return SendError(404, "not found");
+  }
+
+  HttpResponse Control(const HttpRequest& req) {
+    if (!options_.allow_control) {
+      return SendError(403, "control is off: start the dashboard with --allow-control");
+    }
+    if (!options_.stop_service) {
+      return SendError(501, "this dashboard serves a run directory; it has no processes to stop");
+    }
+    Status st = options_.stop_service(req.param("service"));
+    if (!st.ok()) return SendError(400, st.message());
+    return SendJson({{"stopping", req.param("service")}});
   }
 
   json RunJson() {
@@ -258,14 +215,14 @@ class DashboardImpl : public Dashboard {
       std::lock_guard<std::mutex> lock(run_mu_);
       record = run_->diagnosis();
       finished = run_->finished();
-      for (const auto& s : run_->services()) logs.push_back({s.name, {s.log_path, s.log_bytes}});
+      for (const auto& s : run_->services()) logs.push_back({s.name, {ServableLog(s), s.log_bytes}});
     }
     if (record.is_object()) {
       std::string name = record.value("service", "");
       json t = nullptr;
       bool pending = false;
       for (const auto& [n, log] : logs) {
-        if (n != name) continue;
+        if (n != name || log.first.empty()) continue;
         json tj = TriageFor(n, log.first, log.second, record);
         t = tj["triage"];
         pending = tj["pending"];
@@ -277,6 +234,7 @@ class DashboardImpl : public Dashboard {
     std::string best_name;
     bool pending = false;
     for (const auto& [n, log] : logs) {
+      if (log.first.empty()) continue;
       TriageCache::Entry e = triage_.Get(log.first, log.second);
       pending = pending || e.pending;
       if (!e.report.is_object() || e.report.contains("error")) continue;
@@ -297,64 +255,71 @@ class DashboardImpl : public Dashboard {
     return p;
   }
 
-  void LogEndpoint(const httplib::Request& req, httplib::Response& res) {
-    std::string name = req.get_param_value("service");
+  HttpResponse LogEndpoint(const HttpRequest& req) {
+    std::string name = req.param("service");
     std::string path;
     {
       std::lock_guard<std::mutex> lock(run_mu_);
       const ServiceState* s = run_->service(name);
-      if (!s) return SendError(res, 404, fmt::format("no service {}", name));
-      path = s->log_path;
+      if (!s) return SendError(404, fmt::format("no service {}", name));
+      path = ServableLog(*s);
     }
+    if (path.empty()) return SendError(403, fmt::format("the log of {} is outside the run directory", name));
     LogQuery q;
     q.before = IntParam(req, "before", -1);
     q.after = IntParam(req, "after", -1);
     q.line = IntParam(req, "line", 0);
     q.lines = static_cast<size_t>(std::max<int64_t>(1, IntParam(req, "lines", 200)));
-    q.query = req.get_param_value("q");
-    if (!ParseLineLevel(req.get_param_value("level"), &q.min_level)) {
-      return SendError(res, 400, "level: one of all, info, warning, error");
+    q.query = req.param("q");
+    if (!ParseLineLevel(req.param("level"), &q.min_level)) {
+      return SendError(400, "level: one of all, info, warning, error");
     }
     auto out = LogWindowJson(path, Index(path).get(), q);
     if (!out.ok()) {
-      return SendError(res, out.status().code() == StatusCode::kNotFound ? 404 : 409, out.status().message());
+      return SendError(out.status().code() == StatusCode::kNotFound ? 404 : 409, out.status().message());
     }
     (*out)["service"] = name;
-    SendJson(res, *out);
+    return SendJson(*out);
   }
 
   // Server-Sent Events: an `update` event carrying the /api/run object when
   // something changed, a comment every 15 s to keep proxies from closing it.
-  void Events(httplib::Response& res) {
-    res.set_header("Cache-Control", "no-store");
-    res.set_header("X-Accel-Buffering", "no");
-    auto last = std::make_shared<uint64_t>(0);
-    auto first = std::make_shared<bool>(true);
-    res.set_chunked_content_provider("text/event-stream", [this, last, first](size_t, httplib::DataSink& sink) {
+  // The stream is called again on each of the watcher's wakes; between them
+  // the connection waits in the server without holding a thread.
+  HttpResponse Events() {
+    HttpResponse r;
+    r.content_type = "text/event-stream";
+    r.headers.push_back({"Cache-Control", "no-store"});
+    r.headers.push_back({"X-Accel-Buffering", "no"});
+    struct State {
+      uint64_t last = 0;
+      bool first = true;
+      std::chrono::steady_clock::time_point wrote;
+    };
+    auto st = std::make_shared<State>();
+    r.stream = [this, st]() -> std::optional<std::string> {
       {
-        std::unique_lock<std::mutex> lock(mu_);
-        if (!*first) {
-          cv_.wait_for(lock, std::chrono::seconds(15), [&] { return stopping_ || version_.load() != *last; });
-        }
-        if (stopping_) {
-          sink.done();
-          return false;
-        }
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stopping_) return std::nullopt;
       }
-      std::string msg;
+      auto now = std::chrono::steady_clock::now();
       uint64_t v = version_.load();
-      if (*first || v != *last) {
-        *last = v;
+      std::string msg;
+      if (st->first || v != st->last) {
+        st->last = v;
         msg = fmt::format("event: update\nid: {}\ndata: {}\n\n", v,
                           RunJson().dump(-1, ' ', false, json::error_handler_t::replace));
-      } else {
+      } else if (now - st->wrote >= std::chrono::seconds(15)) {
         msg = ": keep-alive\n\n";
+      } else {
+        return std::string();
       }
-      if (*first) msg = "retry: 2000\n" + msg;
-      *first = false;
-      if (!sink.is_writable() || !sink.write(msg.data(), msg.size())) return false;
-      return true;
-    });
+      if (st->first) msg = "retry: 2000\n" + msg;
+      st->first = false;
+      st->wrote = now;
+      return msg;
+    };
+    return r;
   }
 
   // Once a refresh period: re-read the run directory (following a newer run
@@ -385,7 +350,10 @@ class DashboardImpl : public Dashboard {
           changed = true;
         }
         changed = run_->Refresh() || changed;
-        for (const auto& s : run_->services()) logs.push_back(s.log_path);
+        for (const auto& s : run_->services()) {
+          std::string p = ServableLog(s);
+          if (!p.empty()) logs.push_back(p);
+        }
         if (run_switches != seen_run || run_->diagnosis_changes() != seen_diagnosis) {
           seen_run = run_switches;
           seen_diagnosis = run_->diagnosis_changes();
@@ -417,15 +385,16 @@ class DashboardImpl : public Dashboard {
         }
         cv_.notify_all();
       }
+      // Every tick: the streams send what changed, or a keep-alive when due.
+      server_->WakeStreams();
     }
   }
 
   DashboardOptions options_;
-  httplib::Server server_;
+  std::unique_ptr<HttpServer> server_;
   int port_ = 0;
-  std::thread listener_;
   std::thread watcher_;
-  std::mutex mu_;  // stopping_, and the wait of the event streams
+  std::mutex mu_;  // stopping_
   std::condition_variable cv_;
   bool stopping_ = false;
   bool stopped_ = false;
@@ -440,9 +409,7 @@ class DashboardImpl : public Dashboard {
 
 }  // namespace
 
-bool IsLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
-}
+bool IsLoopbackHost(const std::string& host) { return IsLoopbackAddress(host); }
 
 bool ParseListenAddress(const std::string& text, std::string* host, int* port) {
   std::string h = "127.0.0.1";
@@ -459,9 +426,30 @@ bool ParseListenAddress(const std::string& text, std::string* host, int* port) {
   if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) return false;
   int value = std::stoi(p);
   if (value > 65535) return false;
+  // A numeric address (or localhost): names are not resolved.
+  unsigned char buf[sizeof(in6_addr)];
+  if (!IsLoopbackAddress(h) && inet_pton(AF_INET, h.c_str(), buf) != 1 && inet_pton(AF_INET6, h.c_str(), buf) != 1) {
+    return false;
+  }
   *host = h;
   *port = value;
   return true;
+}
+
+Status CheckListenAddress(const std::string& listen) {
+  std::string host;
+  int port;
+  if (!ParseListenAddress(listen, &host, &port)) {
+    return Status::InvalidArgument(
+        fmt::format("{}: expected HOST:PORT with a numeric address (e.g. 127.0.0.1:8765)", listen));
+  }
+  HttpServerOptions o;
+  o.host = host;
+  o.port = port;
+  auto probe = HttpServer::Start(std::move(o));
+  if (!probe.ok()) return probe.status();
+  (*probe)->Stop();
+  return Status::Ok();
 }
 
 std::string GenerateToken() {
@@ -483,17 +471,21 @@ Result<std::unique_ptr<Dashboard>> StartDashboardFor(const std::string& listen, 
   o.run_dir = run_dir;
   o.allow_control = allow_control;
   if (!ParseListenAddress(listen, &o.host, &o.port)) {
-    return Status::InvalidArgument(fmt::format("{}: expected HOST:PORT (e.g. 127.0.0.1:8765)", listen));
+    return Status::InvalidArgument(
+        fmt::format("{}: expected HOST:PORT with a numeric address (e.g. 127.0.0.1:8765)", listen));
   }
-  if (!IsLoopbackHost(o.host) && token.empty()) {
-    token = GenerateToken();
-    out << fmt::format("faultline: {} is not a loopback address: every request needs the token {} "
-                       "(generated; --dashboard-token chooses it)\n",
-                       o.host, token);
-  }
-  o.token = std::move(token);
+  bool generated = !IsLoopbackHost(o.host) && token.empty();
+  if (generated) token = GenerateToken();
+  o.token = token;
+  std::string host = o.host;
   auto d = Dashboard::Start(std::move(o));
   if (!d.ok()) return d.status();
+  // Only once listening: a failed start prints no token.
+  if (generated) {
+    out << fmt::format("faultline: {} is not a loopback address: every request needs the token {} "
+                       "(generated; --dashboard-token chooses it)\n",
+                       host, token);
+  }
   out << fmt::format("faultline: dashboard of {} at {}", run_dir, (*d)->url()) << std::endl;
   return d;
 }

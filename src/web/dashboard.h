@@ -1,8 +1,9 @@
 // The dashboard server: a local web page and JSON API for one run directory,
-// served by the faultline binary itself (cpp-httplib; the page's HTML, CSS
+// served by the faultline binary itself (http_server.h, libmicrohttpd; the page's HTML, CSS
 // and JS are embedded at build time). A watcher thread re-reads the run
 // directory once a second (a few stat calls when nothing changed) and pushes
-// a Server-Sent Event to open pages when something did.
+// a Server-Sent Event to open pages when something did. The server is
+// http_server.h: limits, the token/Host gate, event-driven connections.
 //
 // Safety: binds 127.0.0.1 by default. Any other address needs a token (one is
 // generated when none is given); with a token every request must carry it
@@ -37,10 +38,13 @@ struct DashboardOptions {
   double refresh_seconds = 1.0;
 };
 
-// Whether `host` is a loopback address (127.0.0.0/8, ::1, localhost).
+// Whether `host` is a loopback address (127.0.0.0/8, ::1, localhost; IsLoopbackAddress).
 bool IsLoopbackHost(const std::string& host);
 // "HOST:PORT", "[::1]:PORT", ":PORT" or "PORT" (host 127.0.0.1) -> host, port.
 bool ParseListenAddress(const std::string& text, std::string* host, int* port);
+// Whether `listen` parses and its port can be bound now (a probe, closed at
+// once): what `run --dashboard` checks before starting anything.
+Status CheckListenAddress(const std::string& listen);
 // 32 hex digits from /dev/urandom.
 std::string GenerateToken();
 

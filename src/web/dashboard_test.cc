@@ -207,7 +207,7 @@ TEST_F(DashboardTest, OptionsAreChecked) {
   EXPECT_TRUE(ParseListenAddress("8766", &host, &port));
   EXPECT_EQ(host, "127.0.0.1");
   EXPECT_EQ(port, 8766);
-  EXPECT_FALSE(ParseListenAddress("host:99999", &host, &port));
+  EXPECT_FALSE(ParseListenAddress("127.0.0.1:99999", &host, &port));
   EXPECT_FALSE(ParseListenAddress("host:http", &host, &port));
   std::ostringstream out;
   EXPECT_FALSE(StartDashboardFor("nowhere", dir_.string(), "", false, out).ok());
@@ -236,6 +236,55 @@ TEST_F(DashboardTest, ControlNeedsTheFlagAndAHook) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(stopped, "vllm");
+}
+
+// A live.jsonl naming a file outside the run directory, or a log symlinked
+// out of it, is not served by /api/log nor triaged by /api/triage.
+TEST_F(DashboardTest, OnlyFilesInsideTheRunDirectoryAreServed) {
+  std::ofstream(dir_ / "live.jsonl")
+      << R"({"type":"event","event":"started","service":"shadow","log_path":"/etc/passwd","time":"2026-11-29T09:26:47.750Z"})"
+      << "\n";
+  fs::create_symlink("/etc/passwd", dir_ / "link.log");
+  auto d = Start({});
+  ASSERT_TRUE(d);
+  httplib::Client c("127.0.0.1", d->port());
+  for (const char* path : {"/api/log?service=link", "/api/triage?service=link"}) {
+    auto r = c.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 403) << path << ": " << r->body;
+    EXPECT_EQ(r->body.find("root:"), std::string::npos);
+  }
+  // The record's foreign path was not taken: the service's log is its own (missing).
+  auto shadow = c.Get("/api/log?service=shadow");
+  ASSERT_TRUE(shadow);
+  EXPECT_EQ(shadow->body.find("root:"), std::string::npos) << shadow->body;
+  auto ok = c.Get("/api/log?service=vllm&lines=1");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+}
+
+// A failed start prints no token; names are not resolved.
+TEST_F(DashboardTest, AFailedStartPrintsNoToken) {
+  std::ostringstream out;
+  auto d = StartDashboardFor("8.8.8.8:80", dir_.string(), "", false, out);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("not an address of this machine"), std::string::npos) << d.status().message();
+  EXPECT_EQ(out.str(), "");
+  std::string host;
+  int port;
+  EXPECT_FALSE(ParseListenAddress("nonsense", &host, &port));
+  EXPECT_FALSE(ParseListenAddress("example.com:80", &host, &port));
+  EXPECT_TRUE(ParseListenAddress("localhost:80", &host, &port));
+}
+
+// A second dashboard on a port in use is refused (no SO_REUSEPORT sharing).
+TEST_F(DashboardTest, APortInUseIsRefused) {
+  auto d = Start({});
+  ASSERT_TRUE(d);
+  std::ostringstream out;
+  auto second = StartDashboardFor("127.0.0.1:" + std::to_string(d->port()), dir_.string(), "", false, out);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find("is in use"), std::string::npos) << second.status().message();
 }
 
 }  // namespace

@@ -31,5 +31,27 @@ TEST(MetricsTest, PrometheusTextOfARun) {
   EXPECT_GT(text.find("# TYPE faultline_gpu_memory_total_bytes"), text.find("faultline_gpu_memory_used_bytes{"));
 }
 
+// What a malformed live.jsonl or diagnosis.json can make of the run object:
+// missing keys, wrong types, non-objects. No throw, no read of a missing key
+// of a const object (undefined behaviour: a failed assertion in Debug).
+TEST(MetricsTest, MalformedRunsAndDiagnosesAreSafe) {
+  for (const char* run_text :
+       {R"({"services": [{"name": "x"}]})", R"({"services": [5, "s", null, [], {"log": 3, "progress": "p"}]})",
+        R"({"name": 7, "services": {"a": 1}, "gpu": {"devices": [{"index": "zero", "memory_used_bytes": 1}, 3]}})",
+        R"({"services": [{"name": ["a"], "state": 1, "phase": 2, "pid": "p", "log": {"bytes": "b"}}]})", "[]", "null",
+        "12"}) {
+    auto run = nlohmann::json::parse(run_text);
+    for (const char* diag_text : {"null", R"({"stall": 1})", R"({"stall": {"stalled_for_s": "x", "class": 3}})",
+                                  R"({"service": 4, "stall": {}})", "[1]"}) {
+      std::string text;
+      EXPECT_NO_THROW(text = PrometheusText(run, nlohmann::json::parse(diag_text))) << run_text << " / " << diag_text;
+      EXPECT_NE(text.find("# TYPE faultline_stall_seconds gauge"), std::string::npos);
+    }
+  }
+  auto one = PrometheusText(nlohmann::json::parse(R"({"services": [{"name": "x"}]})"), nullptr);
+  EXPECT_NE(one.find("faultline_service_state{run=\"\",service=\"x\",state=\"unknown\"} 1"), std::string::npos) << one;
+  EXPECT_NE(one.find("faultline_service_log_bytes{run=\"\",service=\"x\"} 0"), std::string::npos) << one;
+}
+
 }  // namespace
 }  // namespace faultline::web

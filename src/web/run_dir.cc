@@ -12,6 +12,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kMaxSamples = 3600;
+constexpr int64_t kLiveStep = 16 << 20;
+constexpr size_t kMaxRecord = 4 << 20;
 
 int64_t MtimeMillis(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
@@ -28,6 +30,13 @@ std::optional<T> OptionalField(const nlohmann::json& j, const char* key) {
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
+}
+
+// A string field of a JSON value of unknown shape; "" when absent or not a string.
+std::string StrField(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return "";
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 nlohmann::json Iso(int64_t ms) {
@@ -145,7 +154,8 @@ void RunDir::ReadLive() {
   if (st.st_size == live_offset_) return;
   std::ifstream in(path, std::ios::binary);
   in.seekg(live_offset_);
-  std::string chunk(static_cast<size_t>(st.st_size - live_offset_), '\0');
+  // A bounded step per refresh; a record longer than kMaxRecord is dropped.
+  std::string chunk(static_cast<size_t>(std::min<int64_t>(st.st_size - live_offset_, kLiveStep)), '\0');
   in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
   chunk.resize(static_cast<size_t>(in.gcount()));
   live_offset_ += static_cast<int64_t>(chunk.size());
@@ -158,9 +168,14 @@ void RunDir::ReadLive() {
     if (line.empty()) continue;
     auto record = nlohmann::json::parse(line, nullptr, false);
     if (record.is_discarded() || !record.is_object()) continue;
-    Apply(record);
+    try {
+      Apply(record);
+    } catch (const nlohmann::json::exception&) {
+      // A field of the wrong type: the record is skipped, not the watcher.
+    }
   }
   live_partial_.erase(0, start);
+  if (live_partial_.size() > kMaxRecord) live_partial_.clear();
   changed_ = true;
 }
 
@@ -191,7 +206,15 @@ void RunDir::Apply(const nlohmann::json& r) {
       s.pid = OptionalField<int64_t>(r, "pid");
       s.command = r.value("command", std::vector<std::string>{});
       s.gpus = r.value("gpus", std::vector<int>{});
-      if (r.contains("log_path") && r["log_path"].is_string()) s.log_path = r["log_path"].get<std::string>();
+      // Only a log inside the run directory: a record naming /etc/shadow is
+      // not made a log the dashboard serves (the server checks again, with
+      // symlinks resolved, before opening one).
+      if (r.contains("log_path") && r["log_path"].is_string()) {
+        fs::path lp = r["log_path"].get<std::string>();
+        if (lp.is_relative()) lp = fs::path(dir_) / lp;
+        fs::path rel = lp.lexically_normal().lexically_relative(fs::path(dir_).lexically_normal());
+        if (!rel.empty() && *rel.begin() != ".." && rel != ".") s.log_path = lp.lexically_normal().string();
+      }
     } else if (ev == "ready") {
       s.state = "ready";
       s.ready_seconds = OptionalField<double>(r, "seconds");
@@ -269,26 +292,32 @@ nlohmann::json RunDir::RunJson(int64_t now_ms) const {
     int64_t rss = 0;
     bool have_sample = !s.last_status.is_null();
     if (have_sample) {
-      for (const auto& p : s.last_status.value("processes", json::array())) {
-        procs.push_back({{"pid", p.value("pid", 0)},
+      const json& plist = s.last_status.contains("processes") ? s.last_status["processes"] : json::array();
+      for (const auto& p : plist.is_array() ? plist : json::array()) {
+        if (!p.is_object()) continue;
+        try {
+          procs.push_back({{"pid", p.value("pid", 0)},
                          {"ppid", p.value("ppid", 0)},
                          {"comm", p.value("comm", "")},
                          {"state", p.value("state", "?")},
                          {"cpu_percent", p.value("cpu_percent", 0.0)},
                          {"rss_bytes", p.value("rss_bytes", int64_t{0})},
                          {"threads", p.value("threads", 0)}});
-        cpu += p.value("cpu_percent", 0.0);
-        rss += p.value("rss_bytes", int64_t{0});
+          cpu += p.value("cpu_percent", 0.0);
+          rss += p.value("rss_bytes", int64_t{0});
+        } catch (const json::exception&) {
+          // a field of the wrong type: this process is left out
+        }
       }
     }
     int64_t end = s.ended_ms >= 0 ? s.ended_ms : (finished_ ? end_ms_ : now_ms);
     json uptime = s.started_ms >= 0 && end >= s.started_ms ? json((end - s.started_ms) / 1000.0) : json(nullptr);
     std::string phase = s.phase;
-    if (phase.empty() && !diagnosis_.is_null() && diagnosis_.value("service", "") == s.name) {
+    if (phase.empty() && !diagnosis_.is_null() && StrField(diagnosis_, "service") == s.name) {
       const json& stall = diagnosis_.contains("stall") ? diagnosis_["stall"] : json(nullptr);
       const json& triage = diagnosis_.contains("triage") ? diagnosis_["triage"] : json(nullptr);
-      if (stall.is_object()) phase = stall.value("last_phase", "");
-      if (phase.empty() && triage.is_object() && triage["last_phase"].is_string()) phase = triage["last_phase"];
+      if (stall.is_object()) phase = StrField(stall, "last_phase");
+      if (phase.empty()) phase = StrField(triage, "last_phase");
     }
     json progress = nullptr;
     if (have_sample && s.last_status.contains("progress")) progress = s.last_status["progress"];
@@ -314,9 +343,9 @@ nlohmann::json RunDir::RunJson(int64_t now_ms) const {
   std::string state = finished_ ? "finished" : has_live() ? "running" : "logs-only";
   json outcome = nullptr;
   if (!diagnosis_.is_null()) {
-    outcome = {{"outcome", diagnosis_.value("outcome", "")},
-               {"service", diagnosis_.value("service", "")},
-               {"detail", diagnosis_.value("detail", "")}};
+    outcome = {{"outcome", StrField(diagnosis_, "outcome")},
+               {"service", StrField(diagnosis_, "service")},
+               {"detail", StrField(diagnosis_, "detail")}};
   }
   return {{"schema", "faultline.dashboard/1"},
           {"run_dir", dir_},

@@ -84,5 +84,27 @@ TEST_F(RunDirTest, ResolvesTheNewestRunOfARunsDirectory) {
   EXPECT_EQ(ParseIsoMillis("garbage"), -1);
 }
 
+// Records of the wrong shape are skipped without stopping the reader; a
+// log_path outside the run directory is not taken.
+TEST_F(RunDirTest, MalformedRecordsAndForeignLogPathsAreSkipped) {
+  Append(R"({"type": 5, "service": "a"})");
+  Append(R"({"type": "event", "event": "started", "service": ["x"]})");
+  Append(R"({"type": "event", "event": "started", "service": "vllm", "log_path": "/etc/shadow", "command": "x"})");
+  Append(R"({"type": "event", "event": "started", "service": "vllm", "log_path": "../../etc/shadow"})");
+  Append(R"({"type": "status", "service": "vllm", "processes": [{"pid": "one", "cpu_percent": "x"}, 3], "progress": 1})");
+  Append(R"({"type": "diagnosis", "service": "vllm", "outcome": "died", "stall": 3, "triage": {"x": 1}})");
+  Append(R"({"type": "event", "event": "started", "service": "ok", "log_path": "sub/ok.log"})");
+  RunDir run(dir_.string());
+  EXPECT_NO_THROW(run.Refresh());
+  const ServiceState* v = run.service("vllm");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->log_path, (dir_ / "vllm.log").string());
+  ASSERT_NE(run.service("ok"), nullptr);
+  EXPECT_EQ(run.service("ok")->log_path, (dir_ / "sub/ok.log").string());
+  nlohmann::json j;
+  EXPECT_NO_THROW(j = run.RunJson(0));
+  EXPECT_EQ(j["outcome"]["outcome"], "died");
+}
+
 }  // namespace
 }  // namespace faultline::web
