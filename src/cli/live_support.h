@@ -12,6 +12,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "diagnosis/triage.h"
@@ -19,6 +20,7 @@
 #include "probe/live_gpu.h"
 #include "probe/live_gpu_inventory.h"
 #include "report/printers.h"
+#include "rules/redactor.h"
 #include "supervise/duration.h"
 #include "supervise/job_end.h"
 #include "supervise/live_record.h"
@@ -79,7 +81,9 @@ inline supervise::LogDiagnoser Diagnoser(const std::string& color) {
     if (print_text) {
       report::TextOptions text;
       text.color = report::ShouldColor(color, STDOUT_FILENO);
-      report::PrintText(*report, text, out);
+      std::ostringstream shown;
+      report::PrintText(*report, text, shown);
+      out << rules::Secrets().Text(shown.str());  // the redaction choke point
       out.flush();
     }
     return report::ToJson(*report);
@@ -99,7 +103,7 @@ inline nlohmann::json PrintEnd(const supervise::JobEnd& end, bool json, const st
   }
   if (!end.log_path.empty()) triage = Diagnoser(color)(end.log_path, !json, std::cout);
   if (json) {
-    std::cout << report::DumpJson(supervise::DiagnosisRecord(end, probe::RealClock()->WallMillis(), triage), -1)
+    std::cout << rules::Secrets().JsonLine(supervise::DiagnosisRecord(end, probe::RealClock()->WallMillis(), triage))
               << "\n";
   }
   std::cout.flush();

@@ -19,6 +19,8 @@
 #include "mining/header_strip.h"
 #include "mining/miner_profile.h"
 #include "mining/template_miner.h"
+#include "rules/redactor.h"
+#include "util/read_file.h"
 #include "util/status.h"
 
 namespace faultline::cli {
@@ -52,16 +54,7 @@ std::string EventId(const mining::TemplateMiner& miner, mining::TemplateId id) {
   return t == nullptr ? std::string("evicted") : fmt::format("E{}", t->id() + 1);
 }
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return Status::NotFound(fmt::format("{}: cannot open", path));
-  std::string text;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
-  std::fclose(f);
-  return text;
-}
+Result<std::string> ReadFile(const std::string& path) { return ReadSmallFile(path); }
 
 int RunTemplates(const TemplatesPlan& plan) {
   // Settings first, so that a bad profile fails before any input is read.
@@ -124,12 +117,14 @@ int RunTemplates(const TemplatesPlan& plan) {
                              bytes / seconds / 1e6);
   }
 
+  // A template is shown through the redaction choke point (rules/redact.yaml).
+  auto Shown = [](const mining::Template* t) { return rules::Secrets().Text(t->text()); };
   std::string out;
   if (plan.per_line && !plan.json) {
     out = "LineId,EventId,EventTemplate\n";
     for (size_t i = 0; i < line_ids.size(); ++i) {
       const mining::Template* t = miner.Find(line_ids[i]);
-      out += fmt::format("{},{},{}\n", i + 1, EventId(miner, line_ids[i]), CsvField(t ? t->text() : ""));
+      out += fmt::format("{},{},{}\n", i + 1, EventId(miner, line_ids[i]), CsvField(t ? Shown(t) : ""));
     }
   } else {
     std::vector<const mining::Template*> templates = miner.Templates();
@@ -142,7 +137,7 @@ int RunTemplates(const TemplatesPlan& plan) {
       doc["evicted"] = miner.evicted();
       nlohmann::json& list = doc["templates"] = nlohmann::json::array();
       for (const auto* t : templates) {
-        list.push_back({{"id", fmt::format("E{}", t->id() + 1)}, {"count", t->count()}, {"template", t->text()}});
+        list.push_back({{"id", fmt::format("E{}", t->id() + 1)}, {"count", t->count()}, {"template", Shown(t)}});
       }
       if (plan.per_line) {
         nlohmann::json& lines = doc["line_templates"] = nlohmann::json::array();
@@ -151,11 +146,11 @@ int RunTemplates(const TemplatesPlan& plan) {
       out = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     } else if (plan.csv) {
       out = "EventId,EventTemplate,Occurrences\n";
-      for (const auto* t : templates) out += fmt::format("E{},{},{}\n", t->id() + 1, CsvField(t->text()), t->count());
+      for (const auto* t : templates) out += fmt::format("E{},{},{}\n", t->id() + 1, CsvField(Shown(t)), t->count());
     } else {
       out = fmt::format("{} lines, {} templates{}\n", miner.messages(), templates.size(),
                         miner.evicted() ? fmt::format(" ({} evicted)", miner.evicted()) : "");
-      for (const auto* t : templates) out += fmt::format("{:>8}  E{:<5} {}\n", t->count(), t->id() + 1, t->text());
+      for (const auto* t : templates) out += fmt::format("{:>8}  E{:<5} {}\n", t->count(), t->id() + 1, Shown(t));
     }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);

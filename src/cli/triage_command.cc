@@ -3,12 +3,14 @@
 
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "diagnosis/triage.h"
 #include "report/printers.h"
+#include "rules/redactor.h"
 
 namespace faultline::cli {
 
@@ -52,13 +54,18 @@ void AddTriageCommand(CLI::App& app, int* exit_code) {
       *exit_code = kExitUsage;
       return;
     }
+    // Both forms leave through the redaction choke point (rules/redact.yaml).
     if (args->json) {
-      std::cout << report::DumpJson(report::ToJson(*report)) << "\n";
+      nlohmann::json j = report::ToJson(*report);
+      rules::Secrets().Json(&j);
+      std::cout << report::DumpJson(j) << "\n";
     } else {
       report::TextOptions text;
       text.color = report::ShouldColor(args->color, STDOUT_FILENO);
       text.explain = args->explain;
-      report::PrintText(*report, text, std::cout);
+      std::ostringstream shown;
+      report::PrintText(*report, text, shown);
+      std::cout << rules::Secrets().Text(shown.str());
     }
     *exit_code = report->verdict == report::Verdict::kHealthy ? kExitHealthy : kExitDiagnosed;
   });

@@ -82,7 +82,7 @@ int RunWaitReady(const WaitReadyArgs& a) {
         if (first) {
           first = false;
         } else if (json) {
-          std::cout << report::DumpJson(supervise::StatusRecord(m, name, t), -1) << "\n";
+          std::cout << rules::Secrets().JsonLine(supervise::StatusRecord(m, name, t)) << "\n";
           std::cout.flush();
         } else {
           std::cerr << supervise::StatusLine(m, name, t) << "\n";
@@ -91,7 +91,7 @@ int RunWaitReady(const WaitReadyArgs& a) {
   switch (end.outcome) {
     case supervise::Outcome::kReady:
       if (json) {
-        std::cout << report::DumpJson(supervise::DiagnosisRecord(end, probe::RealClock()->WallMillis(), nullptr), -1)
+        std::cout << rules::Secrets().JsonLine(supervise::DiagnosisRecord(end, probe::RealClock()->WallMillis(), nullptr))
                   << "\n";
       } else {
         std::cerr << supervise::EndHeadline(end) << "\n";

@@ -53,7 +53,7 @@ int RunWatch(const WatchArgs& a) {
   std::string name = w.name;
   auto print_status = [json, name](const supervise::Monitor& m, double t) {
     if (json) {
-      std::cout << report::DumpJson(supervise::StatusRecord(m, name, t), -1) << "\n";
+      std::cout << rules::Secrets().JsonLine(supervise::StatusRecord(m, name, t)) << "\n";
     } else {
       std::cout << supervise::StatusLine(m, name, t) << "\n";
     }

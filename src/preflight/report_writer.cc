@@ -5,6 +5,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "rules/redactor.h"
+
 namespace faultline::preflight {
 namespace {
 
@@ -83,7 +85,8 @@ std::string WriteJson(const PreflightReport& r) {
   est["gpu_memory_utilization"] = OptRounded(e.gpu_memory_utilization, 3);
   j["estimates"] = est;
   j["notes"] = r.notes;
-  return j.dump(2) + "\n";
+  rules::Secrets().Json(&j);  // the redaction choke point: flags and paths echo the command line
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string WriteText(const PreflightReport& r) {
@@ -116,7 +119,7 @@ std::string WriteText(const PreflightReport& r) {
   out += "\n";
   out += blocking ? fmt::format("{} blocking problem{}: this launch would fail.\n", blocking, blocking > 1 ? "s" : "")
                   : "no blocking problem found.\n";
-  return out;
+  return rules::Secrets().Text(out);
 }
 
 }  // namespace faultline::preflight

@@ -7,6 +7,7 @@
 
 #include "preflight/check_context.h"
 #include "preflight/units.h"
+#include "rules/redactor.h"
 
 namespace faultline::preflight {
 namespace {
@@ -38,7 +39,7 @@ std::string RedactFlag(const std::string& flag) {
   for (const char* word : {"token", "key", "secret", "passw", "auth", "credential"}) {
     if (lower.find(word) != std::string::npos) return flag.substr(0, cut + 1) + "***";
   }
-  return flag;
+  return rules::Secrets().Text(flag);  // a secret-shaped value behind an innocent name
 }
 
 void CheckCommandLine(const CheckContext& ctx, PreflightReport* report) {

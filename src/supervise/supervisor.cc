@@ -21,6 +21,7 @@
 
 #include "probe/live_clock.h"
 #include "probe/proc_fs.h"
+#include "rules/redactor.h"
 #include "supervise/child_process.h"
 #include "supervise/keeper.h"
 #include "supervise/live_record.h"
@@ -131,7 +132,7 @@ class PipelineRun {
 };
 
 void PipelineRun::Emit(const nlohmann::json& record) {
-  std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string line = rules::Secrets().JsonLine(record);  // the redaction choke point (rules/redact.yaml)
   records_ << line << '\n';
   records_.flush();
   if (options_.json) {
@@ -464,9 +465,10 @@ void PipelineRun::Finish(std::optional<JobEnd> end, RunResult* result) {
     if (!e.log_path.empty() && diagnose_) triage = diagnose_(e.log_path, !options_.json, out_);
     Emit(DiagnosisRecord(e, clock_->WallMillis(), triage));
     std::ofstream(run_dir_ + "/diagnosis.txt") << text.str();
-    std::ofstream(run_dir_ + "/diagnosis.json") << DiagnosisRecord(e, clock_->WallMillis(), triage)
-                                                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                                                << "\n";
+    nlohmann::json diagnosis = DiagnosisRecord(e, clock_->WallMillis(), triage);
+    rules::Secrets().Json(&diagnosis);
+    std::ofstream(run_dir_ + "/diagnosis.json")
+        << diagnosis.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     Emit(DiagnosisRecord(e, clock_->WallMillis(), nullptr));
   }

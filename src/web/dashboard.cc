@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rules/redactor.h"
 #include "web/api.h"
 #include "web/assets.h"
 #include "web/http_server.h"
@@ -36,8 +37,11 @@ int64_t WallMillis() {
       .count();
 }
 
+// Every JSON answer (the run, samples, diagnosis, triage, log windows) and
+// every event passes the redaction choke point: a run directory written by
+// an older faultline, or a log line, may hold a secret in clear.
 HttpResponse SendJson(const json& j, int status = 200) {
-  return HttpResponse::Json(status, j.dump(-1, ' ', false, json::error_handler_t::replace));
+  return HttpResponse::Json(status, rules::Secrets().JsonLine(j));
 }
 
 HttpResponse SendError(int status, const std::string& message) { return HttpResponse::Error(status, message); }
@@ -169,6 +173,7 @@ class DashboardImpl : public Dashboard {
       }
       HttpResponse r;
       r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      rules::Secrets().Json(&run);
       r.body = PrometheusText(run, diag);
       return r;
     }
@@ -307,8 +312,7 @@ class DashboardImpl : public Dashboard {
       std::string msg;
       if (st->first || v != st->last) {
         st->last = v;
-        msg = fmt::format("event: update\nid: {}\ndata: {}\n\n", v,
-                          RunJson().dump(-1, ' ', false, json::error_handler_t::replace));
+        msg = fmt::format("event: update\nid: {}\ndata: {}\n\n", v, rules::Secrets().JsonLine(RunJson()));
       } else if (now - st->wrote >= std::chrono::seconds(15)) {
         msg = ": keep-alive\n\n";
       } else {

@@ -287,5 +287,39 @@ TEST_F(DashboardTest, APortInUseIsRefused) {
   EXPECT_NE(second.status().message().find("is in use"), std::string::npos) << second.status().message();
 }
 
+// Secrets in a run directory (an older faultline wrote them in clear, or
+// the log holds them) leave through the redaction choke point: /api/run,
+// /api/log, the event stream and /metrics never carry them.
+TEST_F(DashboardTest, SecretsAreRedactedInEveryAnswer) {
+  std::ofstream(dir_ / "live.jsonl")
+      << R"({"type":"event","event":"started","service":"vllm","command":["vllm","serve","m","--api-key","sk-local-0123456789abcdefXYZ"],"time":"2026-11-29T09:26:47.750Z"})"
+      << "\n"
+      << R"({"type":"status","service":"vllm","time":"2026-11-29T09:26:49.750Z","log":{"last_line":"export HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz1234"},"progress":{"last":["HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz1234"]}})"
+      << "\n";
+  std::ofstream(dir_ / "vllm.log", std::ios::app) << "wandb: WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567\n";
+  auto d = Start({});
+  ASSERT_TRUE(d);
+  httplib::Client c("127.0.0.1", d->port());
+  c.set_read_timeout(10, 0);
+  for (const char* path : {"/api/run", "/api/log?service=vllm&lines=3", "/metrics"}) {
+    auto r = c.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 200) << path;
+    for (const char* secret : {"0123456789abcdefXYZ", "abcdefghijklmnopqrstuvwxyz1234", "0123456789abcdef0123456789"}) {
+      EXPECT_EQ(r->body.find(secret), std::string::npos) << path << " leaks " << secret << ": " << r->body;
+    }
+  }
+  auto run = GetJson(c, "/api/run");
+  EXPECT_NE(run.dump().find("--api-key"), std::string::npos);  // which secret it was stays visible
+  std::string received;
+  c.Get("/api/events", [&](const char* data, size_t n) {
+    received.append(data, n);
+    return received.find("\n\n", received.find("data: ")) == std::string::npos;
+  });
+  ASSERT_NE(received.find("data: "), std::string::npos);
+  EXPECT_EQ(received.find("0123456789abcdefXYZ"), std::string::npos) << received;
+  EXPECT_EQ(received.find("abcdefghijklmnopqrstuvwxyz1234"), std::string::npos) << received;
+}
+
 }  // namespace
 }  // namespace faultline::web

@@ -483,3 +483,30 @@ TEST_F(LiveE2eTest, WatchPrintsStatusAndValidJson) {
 }
 
 }  // namespace
+
+// Secrets on the command line and in the log leave neither live.jsonl nor
+// `run --json` nor diagnosis.json in clear (the redaction choke point).
+TEST_F(LiveE2eTest, RunRedactsSecretsInEveryRecord) {
+  std::string log = Path("secret.log");
+  {
+    std::ifstream in(kCrashLog);
+    std::ofstream out(log);
+    out << "export HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz1234\n" << in.rdbuf();
+  }
+  // The key rides on the command line as sh's unused arguments.
+  Timed t = RunFaultline({"run", "--json", "--no-gpu", "--status-every", "1s", "--runs-dir", Path("runs"), "--", "sh",
+                          "-c", "exec python3 " + kStandIn + " --replay " + log + " --then crash --tag " + tag_, "sh",
+                          "--api-key", "sk-local-0123456789abcdefXYZ"});
+  std::string run_dir;
+  for (const auto& e : fs::directory_iterator(Path("runs"))) run_dir = e.path();
+  std::ifstream records(run_dir + "/live.jsonl"), diagnosis(run_dir + "/diagnosis.json");
+  std::string live((std::istreambuf_iterator<char>(records)), std::istreambuf_iterator<char>());
+  std::string diag((std::istreambuf_iterator<char>(diagnosis)), std::istreambuf_iterator<char>());
+  ASSERT_NE(live.find("\"started\""), std::string::npos) << live;
+  EXPECT_NE(live.find("--api-key"), std::string::npos);
+  for (const std::string* text : {&live, &diag, &t.out}) {
+    EXPECT_EQ(text->find("0123456789abcdefXYZ"), std::string::npos) << *text;
+    EXPECT_EQ(text->find("abcdefghijklmnopqrstuvwxyz1234"), std::string::npos) << *text;
+  }
+  EXPECT_TRUE(NoneLeft(tag_, 0.5));
+}
