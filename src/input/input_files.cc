@@ -15,14 +15,32 @@ bool LooksBinary(std::string_view head) {
   if (head.empty()) return false;
   size_t control = 0;
   size_t nul = 0;
-  for (unsigned char c : head) {
-    if (c == 0) ++nul;
-    else if (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\x1b' && c != '\b' && c != '\f')
-      ++control;
+  size_t invalid = 0;  // bytes that are not part of valid UTF-8
+  for (size_t i = 0; i < head.size();) {
+    auto c = static_cast<unsigned char>(head[i]);
+    if (c < 0x80) {
+      if (c == 0) {
+        ++nul;
+      } else if (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\x1b' && c != '\b' && c != '\f') {
+        ++control;
+      }
+      ++i;
+      continue;
+    }
+    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (len != 0 && i + len > head.size()) break;  // a character cut by the end of the sample
+    bool ok = len != 0;
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(head[i + k]) & 0xC0) == 0x80;
+    if (ok) {
+      i += len;
+    } else {
+      ++invalid;
+      ++i;
+    }
   }
-  // Logs from crashed writers can hold a few NUL bytes; executables and
-  // images are full of them.
-  return nul * 10 > head.size() || (control + nul) * 5 > head.size();
+  // Logs from crashed writers can hold a few NUL bytes, and a Latin-1 log a
+  // few invalid bytes; executables, images and random bytes are full of them.
+  return nul * 10 > head.size() || (control + nul + invalid) * 5 > head.size();
 }
 
 namespace {
@@ -60,9 +78,28 @@ Result<ExpandedInputs> ExpandInputs(const std::vector<std::string>& names) {
     if (ec || !fs::exists(st)) return Status::NotFound(fmt::format("{}: no such file or directory", name));
     if (fs::is_directory(st)) {
       std::vector<std::string> found;
-      for (auto it = fs::recursive_directory_iterator(name, fs::directory_options::skip_permission_denied, ec);
-           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (it->is_regular_file(ec)) found.push_back(it->path().string());
+      // A walk by hand: a sub-directory that cannot be read is reported, not
+      // skipped in silence (recursive_directory_iterator either stops or hides it).
+      std::vector<fs::path> pending = {fs::path(name)};
+      while (!pending.empty()) {
+        fs::path dir = pending.back();
+        pending.pop_back();
+        std::error_code dir_ec;
+        fs::directory_iterator it(dir, dir_ec);
+        if (dir_ec) {
+          out.warnings.push_back(fmt::format("{}: unreadable directory, skipped ({})", dir.string(), dir_ec.message()));
+          continue;
+        }
+        for (; !dir_ec && it != fs::directory_iterator(); it.increment(dir_ec)) {
+          std::error_code e;
+          if (it->is_symlink(e) && it->is_directory(e)) continue;  // no loops through links
+          if (it->is_directory(e)) {
+            pending.push_back(it->path());
+          } else if (it->is_regular_file(e)) {
+            found.push_back(it->path().string());
+          }
+        }
+        if (dir_ec) out.warnings.push_back(fmt::format("{}: listing stopped ({})", dir.string(), dir_ec.message()));
       }
       std::sort(found.begin(), found.end());
       size_t before = out.files.size();

@@ -10,6 +10,7 @@
 
 #include "preflight/flag_table.h"
 #include "preflight/units.h"
+#include "util/read_file.h"
 
 namespace faultline::preflight {
 namespace {
@@ -169,7 +170,12 @@ Status MergeVllmConfigFile(LaunchCommand* cmd) {
   if (path.empty()) return Status::Ok();
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
+    auto text = ReadSmallFile(path);  // bounded; a FIFO or /dev/zero is refused
+    if (!text.ok()) {
+      cmd->notes.push_back(fmt::format("--config {}: not read ({})", path, text.status().message()));
+      return Status::Ok();
+    }
+    root = YAML::Load(*text);
   } catch (const YAML::Exception& e) {
     cmd->notes.push_back(fmt::format("--config {}: not read ({})", path, e.what()));
     return Status::Ok();

@@ -1,4 +1,5 @@
 #include "preflight/model_locator.h"
+#include "util/read_file.h"
 
 #include <fmt/format.h>
 
@@ -13,11 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 
 Result<std::string> ReadText(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return Status::NotFound(fmt::format("{}: cannot open", p.string()));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return ReadSmallFile(p.string());  // bounded; a FIFO or /dev/zero is refused
 }
 
 bool Exists(const fs::path& p) {

@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "rules/embedded_rules.h"
+#include "util/read_file.h"
 
 namespace faultline::rules {
 
@@ -206,11 +207,9 @@ Result<std::vector<Rule>> ParseRuleFile(std::string_view yaml_text, const std::s
 }
 
 Result<std::vector<Rule>> LoadRuleFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(fmt::format("{}: cannot read rule file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseRuleFile(ss.str(), path);
+  auto text = ReadSmallFile(path);  // bounded; a FIFO or /dev/zero is refused
+  if (!text.ok()) return Status::NotFound(fmt::format("cannot read rule file {}", text.status().message()));
+  return ParseRuleFile(*text, path);
 }
 
 bool IsTriageRuleFile(std::string_view yaml_text) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "supervise/duration.h"
+#include "util/read_file.h"
 
 namespace faultline::supervise {
 namespace {
@@ -308,11 +309,9 @@ Result<PipelineSpec> ParsePipeline(const std::string& yaml_text, const std::stri
 }
 
 Result<PipelineSpec> LoadPipelineFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParsePipeline(ss.str(), path);
+  auto text = ReadSmallFile(path);  // bounded; a FIFO or /dev/zero is refused
+  if (!text.ok()) return text.status();
+  return ParsePipeline(*text, path);
 }
 
 PipelineSpec SingleCommandPipeline(const std::vector<std::string>& argv, double stall_after, double grace) {

@@ -1,4 +1,5 @@
 #include "supervise/stall_rules.h"
+#include "util/read_file.h"
 
 #include <fmt/format.h>
 #include <re2/re2.h>
@@ -166,11 +167,9 @@ Result<StallRules> ParseStallRules(const std::string& yaml_text, const std::stri
 }
 
 Result<StallRules> LoadStallRulesFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseStallRules(ss.str(), path);
+  auto text = ReadSmallFile(path);  // bounded; a FIFO or /dev/zero is refused
+  if (!text.ok()) return text.status();
+  return ParseStallRules(*text, path);
 }
 
 Result<StallRules> BuiltinStallRules() { return ParseStallRules(kEmbeddedStallYaml, "rules/stall.yaml (built in)"); }
