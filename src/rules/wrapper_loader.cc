@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "rules/embedded_rules.h"
+#include "util/read_file.h"
 
 namespace faultline::rules {
 
@@ -63,11 +64,9 @@ Result<parse::WrapperSpec> ParseWrapper(const YAML::Node &node, const std::strin
 }
 
 std::string ReadFile(const std::string &path, bool *ok) {
-  std::ifstream in(path);
-  *ok = static_cast<bool>(in);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = ReadSmallFile(path); // bounded; a FIFO or /dev/zero is refused
+  *ok = text.ok();
+  return text.ok() ? *text : std::string();
 }
 
 }  // namespace
