@@ -37,3 +37,10 @@ format:
 
 clean:
 	rm -rf $(BUILD_DIR) $(TEST_DIR)
+
+# libFuzzer harnesses (fuzz/): clang + ASan/UBSan in build-fuzz, each run
+# FUZZ_SECONDS on seeds from the tests; findings in build-fuzz/findings/.
+FUZZ_SECONDS ?= 600
+.PHONY: fuzz
+fuzz: bootstrap
+	fuzz/run.sh $(FUZZ_SECONDS)
