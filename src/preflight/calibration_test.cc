@@ -102,6 +102,7 @@ TEST(CalibrationTest, HybridKvCapacityMatchesVllm) {
   in.max_num_seqs = 1;
   in.max_num_batched_tokens = 8192;
   in.kv_cache_memory_bytes = static_cast<int64_t>(5.98 * kGiB);
+  in.vllm_version = *VllmVersion::Parse("0.24.0");
   MemoryEstimate e = EstimateMemory(*facts, in);
   EXPECT_DOUBLE_EQ(e.kv_bytes_per_token, 10.0 * 2 * 2 * 256 * 1);
   int64_t tokens = e.TokenCapacity(131072);

@@ -238,7 +238,15 @@ MemoryEstimate EstimateMemory(const ModelFacts& m, const MemoryInputs& in, const
   double util_default = in.launcher == Launcher::kSglang ? p.sglang_mem_fraction : p.default_utilization;
   e.utilization = in.utilization.value_or(util_default);
   e.requested_bytes = total * e.utilization;
-  const VllmVersion& ver = in.vllm_version;
+  // Without --vllm-version: the accounting of one reference release (most
+  // public startup logs come from it), said in a note.
+  const VllmVersion ver = in.vllm_version.known() ? in.vllm_version : p.unknown_version_reference;
+  if (!in.vllm_version.known() && in.launcher == Launcher::kVllm) {
+    e.assumptions.push_back(
+        fmt::format("vLLM release unknown: memory accounting of vLLM {} assumed (--vllm-version X.Y.Z to choose; newer "
+                    "releases reserve less for the profiling run and subtract CUDA graphs)",
+                    p.unknown_version_reference.ToString()));
+  }
   // vLLM >= large_gpu_defaults_from gives GPUs of >= 70 GiB (not A100) the
   // larger scheduler defaults; earlier V1 releases use 2048 / 256 everywhere.
   const bool large_defaults = large_gpu && ver.AtLeast(p.large_gpu_defaults_from);
@@ -289,19 +297,6 @@ MemoryEstimate EstimateMemory(const ModelFacts& m, const MemoryInputs& in, const
       return r;
     };
     Profile pr = profile(ver);
-    if (!ver.known()) {
-      // Without --vllm-version: the midpoint of the accounting before and
-      // after new_profile_from (the reference old release against the newest),
-      // which keeps launches of either era within a few percent.
-      Profile old = profile(p.unknown_version_reference);
-      pr.forward = (pr.forward + old.forward) / 2;
-      pr.sampler = (pr.sampler + old.sampler) / 2;
-      pr.cudagraph = (pr.cudagraph + old.cudagraph) / 2;
-      e.assumptions.push_back(
-          fmt::format("vLLM release unknown (--vllm-version): memory "
-                      "accounting between {} and the newest known",
-                      p.unknown_version_reference.ToString()));
-    }
     e.forward_bytes = pr.forward;
     e.sampler_bytes = pr.sampler;
     e.activation_bytes = std::max(e.forward_bytes, e.sampler_bytes) + p.base_gib * kGiB;
