@@ -7,48 +7,76 @@
 
 namespace faultline::diagnosis {
 
-BlockPipeline::BlockPipeline(input::LineReader *reader, const rules::PatternMatcher &matcher, bool threaded,
-                             const parse::WrapperSet *wrappers)
-    : reader_(reader), matcher_(matcher), threaded_(threaded), wrappers_(wrappers) {
-  for (size_t i = 0; i < (threaded_ ? kDepth : 1); ++i) {
+namespace {
+
+thread_local int scan_threads_hint = -1;
+
+void CleanInto(std::string_view data, std::string* out) {
+  out->clear();
+  size_t pos = 0;
+  while (pos < data.size()) {
+    size_t nl = data.find('\n', pos);
+    if (nl == std::string_view::npos) nl = data.size();
+    input::CleanLineInto(data.substr(pos, nl - pos), out);
+    out->push_back('\n');
+    pos = nl + 1;
+  }
+}
+
+}  // namespace
+
+void SetPipelineScanThreads(int n) { scan_threads_hint = n; }
+
+BlockPipeline::BlockPipeline(input::LineReader* reader, const rules::PatternMatcher& matcher, bool threaded,
+                             const parse::WrapperSet* wrappers)
+    : reader_(reader), matcher_(matcher), wrappers_(wrappers) {
+  int n = 0;
+  if (threaded) {
+    n = scan_threads_hint;
+    if (n < 0) n = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 1);
+  }
+  const size_t blocks = n == 0 ? 1 : static_cast<size_t>(n) + kSlack;
+  for (size_t i = 0; i < blocks; ++i) {
     storage_.push_back(std::make_unique<ScannedBlock>());
     free_.push_back(storage_.back().get());
   }
-  if (threaded_) producer_ = std::thread([this] { ProducerLoop(); });
+  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { ScanLoop(); });
 }
 
 BlockPipeline::~BlockPipeline() {
-  if (producer_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    producer_.join();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
   }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
 }
 
-bool BlockPipeline::Produce(ScannedBlock *out) {
+bool BlockPipeline::Read(ScannedBlock* out) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  if (eof_) return false;
   input::LineBlock block;
-  if (!reader_->NextBlock(&block)) return false;
-  out->data.clear();
-  out->hits.clear();
-  std::string_view data = block.data;
-  if (input::NeedsCleaning(data)) {  // one check for the whole block
-    size_t pos = 0;
-    while (pos < data.size()) {
-      size_t nl = data.find('\n', pos);
-      if (nl == std::string_view::npos) nl = data.size();
-      input::CleanLineInto(data.substr(pos, nl - pos), &out->data);
-      out->data.push_back('\n');
-      pos = nl + 1;
-    }
-  } else {
-    out->data.assign(data);  // the reader reuses its buffer
+  if (!reader_->NextBlock(&block)) {
+    eof_ = true;
+    std::lock_guard<std::mutex> l(mu_);
+    end_seq_ = next_read_;
+    return false;
   }
+  out->seq = next_read_++;
   out->line_identity.clear();
   out->identities.clear();
   out->identity_rank.clear();
+  out->cleaned = false;
+  // Cleaning is left to the scan threads, but for the first block (the
+  // wrappers show on the cleaned first lines) and for a wrapped input
+  // (peeling is in input order).
+  const bool clean_here = !detected_ || !stack_.empty();
+  if (clean_here && input::NeedsCleaning(block.data)) {  // one check for the whole block
+    CleanInto(block.data, &out->data);
+  } else {
+    out->data.assign(block.data);  // the reader reuses its buffer
+  }
+  out->cleaned = clean_here;
   if (!detected_ && wrappers_) {
     // The wrappers a file wears show on its first lines. A first block can be
     // a single line (the reader hands over what it has when the data ends at a
@@ -67,17 +95,14 @@ bool BlockPipeline::Produce(ScannedBlock *out) {
       sample_.clear();
       sample_.shrink_to_fit();
     }
+  } else {
+    detected_ = true;
   }
   if (!stack_.empty()) Peel(out);
-  matcher_.Scan(out->data, &out->hits);
-  auto by_end = [](const rules::PatternHit &a, const rules::PatternHit &b) { return a.end < b.end; };
-  if (!std::is_sorted(out->hits.begin(), out->hits.end(), by_end)) {
-    std::stable_sort(out->hits.begin(), out->hits.end(), by_end);
-  }
   return true;
 }
 
-void BlockPipeline::Peel(ScannedBlock *out) {
+void BlockPipeline::Peel(ScannedBlock* out) {
   peel_buffer_.clear();
   identity_ids_.clear();
   out->identities.push_back("");
@@ -90,10 +115,11 @@ void BlockPipeline::Peel(ScannedBlock *out) {
     if (nl == std::string_view::npos) nl = data.size();
     parse::PeeledLine p = stack_.Peel(data.substr(pos, nl - pos), &scratch);
     // Decoded JSON text may hold escapes and colours of its own.
-    if (input::NeedsCleaning(p.inner))
+    if (input::NeedsCleaning(p.inner)) {
       input::CleanLineInto(p.inner, &peel_buffer_);
-    else
+    } else {
       peel_buffer_.append(p.inner);
+    }
     peel_buffer_.push_back('\n');
     // A line the wrappers did not mark (a progress bar's '\r' rewrite kept
     // only the job's text) came from the stream of the line before it.
@@ -117,35 +143,50 @@ void BlockPipeline::Peel(ScannedBlock *out) {
 
 std::string BlockPipeline::wrappers() const { return stack_.Describe(); }
 
-void BlockPipeline::ProducerLoop() {
-  for (;;) {
-    ScannedBlock *block = nullptr;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stop_ || !free_.empty(); });
-      if (stop_) return;
-      block = free_.front();
-      free_.pop_front();
-    }
-    bool more = Produce(block);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (more)
-        ready_.push_back(block);
-      else {
-        free_.push_back(block);
-        done_ = true;
-      }
-    }
-    cv_.notify_all();
-    if (!more) return;
+void BlockPipeline::Scan(ScannedBlock* out) const {
+  out->hits.clear();
+  if (!out->cleaned && input::NeedsCleaning(out->data)) {  // one check for the whole block
+    CleanInto(out->data, &out->scratch);
+    out->data.swap(out->scratch);
+  }
+  matcher_.Scan(out->data, &out->hits);
+  auto by_end = [](const rules::PatternHit& a, const rules::PatternHit& b) { return a.end < b.end; };
+  if (!std::is_sorted(out->hits.begin(), out->hits.end(), by_end)) {
+    std::stable_sort(out->hits.begin(), out->hits.end(), by_end);
   }
 }
 
-const ScannedBlock *BlockPipeline::Next() {
-  if (!threaded_) {
+void BlockPipeline::ScanLoop() {
+  for (;;) {
+    ScannedBlock* block = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || end_seq_ >= 0 || !free_.empty(); });
+      if (stop_ || end_seq_ >= 0) return;
+      block = free_.front();
+      free_.pop_front();
+    }
+    if (!Read(block)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      free_.push_back(block);
+      cv_.notify_all();
+      return;
+    }
+    Scan(block);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ready_.emplace(block->seq, block);
+    }
+    cv_.notify_all();
+  }
+}
+
+const ScannedBlock* BlockPipeline::Next() {
+  if (threads_.empty()) {
     current_ = storage_[0].get();
-    return Produce(current_) ? current_ : nullptr;
+    if (!Read(current_)) return nullptr;
+    Scan(current_);
+    return current_;
   }
   std::unique_lock<std::mutex> lock(mu_);
   if (current_) {
@@ -153,10 +194,12 @@ const ScannedBlock *BlockPipeline::Next() {
     current_ = nullptr;
     cv_.notify_all();
   }
-  cv_.wait(lock, [this] { return done_ || !ready_.empty(); });
-  if (ready_.empty()) return nullptr;
-  current_ = ready_.front();
-  ready_.pop_front();
+  cv_.wait(lock, [this] { return ready_.count(next_out_) || (end_seq_ >= 0 && next_out_ >= end_seq_); });
+  auto it = ready_.find(next_out_);
+  if (it == ready_.end()) return nullptr;
+  current_ = it->second;
+  ready_.erase(it);
+  ++next_out_;
   return current_;
 }
 

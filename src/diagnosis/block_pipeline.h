@@ -1,15 +1,24 @@
-// BlockPipeline: reads, cleans and scans blocks of lines one step ahead of
-// the consumer, on a second thread when the machine has a second core, so
-// that the Hyperscan scan of block N+1 overlaps the line walk of block N
-// (each is about half the work). Memory: at most kDepth blocks in flight.
+// BlockPipeline: reads, cleans and scans blocks of lines ahead of the
+// consumer, on scan threads, so that the Hyperscan scan of the next blocks
+// overlaps the line walk of this one. Each scan thread takes the reader in
+// turn to read (and decompress) one block, then cleans and scans it on its
+// own; blocks are handed to the consumer in input order. With one core (or
+// zero scan threads) the consumer reads and scans each block itself.
+// Memory: at most kSlack blocks in flight beyond one per scan thread.
+//
+// Outer wrappers (parse/wrapper.h) are detected from the input's first lines
+// and peeled from every line; peeling carries state from line to line, so it
+// is done in input order, with the read.
 //
 // Next() is called by one consumer thread; the reader and the matcher are
-// used only by the producer until the pipeline is destroyed.
+// used only by the scan threads until the pipeline is destroyed.
 #ifndef FAULTLINE_DIAGNOSIS_BLOCK_PIPELINE_H_
 #define FAULTLINE_DIAGNOSIS_BLOCK_PIPELINE_H_
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -32,35 +41,49 @@ struct ScannedBlock {
   std::vector<uint32_t> line_identity;
   std::vector<std::string> identities;
   std::vector<int> identity_rank;  // rank the wrapper gives, -1 when none
+  std::string scratch;             // cleaning buffer (swapped with data)
+  bool cleaned = false;            // data is already cleaned (and peeled)
+  int64_t seq = 0;
 };
+
+// How many scan threads the pipelines created on the calling thread use:
+// -1 (the default) one per core but the consumer's (at least one), 0 none.
+// ScanInputs sets it when it scans several files at once.
+void SetPipelineScanThreads(int n);
 
 class BlockPipeline {
  public:
-  static constexpr size_t kDepth = 3;
+  static constexpr size_t kSlack = 2;
   // `wrappers` (may be null) are detected from the input's first lines and
   // peeled from every line before the scan.
-  BlockPipeline(input::LineReader *reader, const rules::PatternMatcher &matcher, bool threaded,
-                const parse::WrapperSet *wrappers = nullptr);
+  BlockPipeline(input::LineReader* reader, const rules::PatternMatcher& matcher, bool threaded,
+                const parse::WrapperSet* wrappers = nullptr);
   ~BlockPipeline();
-  BlockPipeline(const BlockPipeline &) = delete;
-  BlockPipeline &operator=(const BlockPipeline &) = delete;
+  BlockPipeline(const BlockPipeline&) = delete;
+  BlockPipeline& operator=(const BlockPipeline&) = delete;
 
   // The next block, or nullptr at the end of the input. Valid until the
   // next call.
-  const ScannedBlock *Next();
+  const ScannedBlock* Next();
 
   // The wrappers detected ("" when none). Valid once Next() returned a block.
   std::string wrappers() const;
 
  private:
-  bool Produce(ScannedBlock *out);  // false at the end of the input
-  void Peel(ScannedBlock *out);     // applies stack_ to out->data
-  void ProducerLoop();
+  bool Read(ScannedBlock* out);  // false at the end of the input; under read_mu_
+  void Scan(ScannedBlock* block) const;
+  void Peel(ScannedBlock* out);  // applies stack_ to out->data; under read_mu_
+  void ScanLoop();
 
-  input::LineReader *reader_;
-  const rules::PatternMatcher &matcher_;
-  const bool threaded_;
-  const parse::WrapperSet *wrappers_;
+  input::LineReader* reader_;
+  const rules::PatternMatcher& matcher_;
+  const parse::WrapperSet* wrappers_;
+  std::vector<std::unique_ptr<ScannedBlock>> storage_;
+  ScannedBlock* current_ = nullptr;
+
+  std::mutex read_mu_;  // the reader and the peeling state, one scan thread at a time
+  int64_t next_read_ = 0;
+  bool eof_ = false;
   static constexpr size_t kSampleLines = 200;    // non-empty lines the detection reads at most
   static constexpr size_t kMinSampleLines = 32;  // detection is final once it has read this many
   bool detected_ = false;
@@ -70,16 +93,15 @@ class BlockPipeline {
   std::string last_identity_;  // of the previous peeled line
   int last_rank_ = -1;
   std::unordered_map<std::string, uint32_t> identity_ids_;  // of the block being peeled
-  std::vector<std::unique_ptr<ScannedBlock>> storage_;
-  ScannedBlock *current_ = nullptr;
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<ScannedBlock *> free_;
-  std::deque<ScannedBlock *> ready_;
-  bool done_ = false;
+  std::deque<ScannedBlock*> free_;
+  std::map<int64_t, ScannedBlock*> ready_;  // by sequence number
+  int64_t next_out_ = 0;
+  int64_t end_seq_ = -1;  // the sequence number the input ended at, once known
   bool stop_ = false;
-  std::thread producer_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace faultline::diagnosis

@@ -6,6 +6,7 @@
 
 #include "diagnosis/log_scanner.h"
 #include "diagnosis/ranker.h"
+#include "diagnosis/scan_inputs.h"
 #include "input/input_files.h"
 #include "mining/miner_profile.h"
 #include "parse/line_parser.h"
@@ -222,15 +223,9 @@ Result<report::TriageReport> Triage(const TriageOptions &options) {
     findings.miner = std::move(*miner);
   }
   std::vector<std::string> names;
-  for (size_t i = 0; i < expanded->files.size(); ++i) {
-    const auto &file = expanded->files[i];
-    names.push_back(file.display);
-    Status s = ScanInput(file, static_cast<int>(i), expanded->files.size() > 1, rules, wrappers->get(), &findings);
-    if (!s.ok()) {
-      if (expanded->files.size() == 1) return s;
-      findings.warnings.push_back(s.message() + " (skipped)");
-    }
-  }
+  for (const auto& file : expanded->files) names.push_back(file.display);
+  Status scanned = ScanInputs(expanded->files, rules, wrappers->get(), &findings);
+  if (!scanned.ok()) return scanned;
   if (findings.total_lines == 0) {
     return Status::InvalidArgument(
         fmt::format("{}: empty input, no log lines to read", names.size() == 1 ? names[0] : "inputs"));

@@ -124,9 +124,21 @@ int OnMatch(unsigned int id, unsigned long long /*from*/, unsigned long long to,
 }
 }  // namespace
 
+// Hyperscan scratch space may be used by one thread at a time: each thread
+// keeps its own, grown to fit every database it scans (hs_alloc_scratch
+// returns at once when the scratch already fits).
+struct ThreadScratch {
+  hs_scratch_t* scratch = nullptr;
+  ~ThreadScratch() {
+    if (scratch) hs_free_scratch(scratch);
+  }
+};
+
 void PatternMatcher::Scan(std::string_view data, std::vector<PatternHit>* hits) const {
   if (!impl_->db || data.empty()) return;
-  hs_scan(impl_->db, data.data(), static_cast<unsigned>(data.size()), 0, impl_->scratch, OnMatch, hits);
+  thread_local ThreadScratch tls;
+  if (hs_alloc_scratch(impl_->db, &tls.scratch) != HS_SUCCESS) std::abort();  // out of memory
+  hs_scan(impl_->db, data.data(), static_cast<unsigned>(data.size()), 0, tls.scratch, OnMatch, hits);
 }
 
 }  // namespace faultline::rules

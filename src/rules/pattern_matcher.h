@@ -4,7 +4,7 @@
 // into one Hyperscan database compiled in prefilter mode, so the cost of a
 // scan hardly grows with the number of rules. Prefiltering may over-report;
 // callers confirm a hit on its line with RE2 (which also yields captures).
-// Not thread-safe (one scratch space).
+// Scan() may be called from several threads at once (a scratch space per thread).
 #ifndef FAULTLINE_RULES_PATTERN_MATCHER_H_
 #define FAULTLINE_RULES_PATTERN_MATCHER_H_
 

@@ -1,8 +1,12 @@
 #include "rules/rule_loader.h"
 
+#include <algorithm>
+#include <atomic>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <re2/re2.h>
@@ -222,17 +226,36 @@ bool IsTriageRuleFile(std::string_view yaml_text) {
 }
 
 Result<std::vector<Rule>> LoadBuiltinRules() {
-  std::vector<Rule> all;
-  for (const auto& [name, text] : EmbeddedRuleFiles()) {
+  // Parsing the YAML is most of triage's start-up: the files are parsed on
+  // several threads, the rules kept in file order.
+  const auto& files = EmbeddedRuleFiles();
+  std::vector<std::optional<Result<std::vector<Rule>>>> parsed(files.size());
+  auto parse = [&](size_t i) {
     // rules/ also holds data for other stages (the GPU catalog, stall
     // classes, miner settings); triage rules are the files with a rules: list.
-    std::string file = "rules/" + std::string(name);
-    auto root = LoadYaml(text, file);
-    if (!root.ok()) return root.status();
-    if (!root->IsMap() || !(*root)["rules"]) continue;
-    auto rules = ParseRuleNode(*root, file);
-    if (!rules.ok()) return rules.status();
-    for (auto& r : *rules) all.push_back(std::move(r));
+    std::string file = "rules/" + std::string(files[i].first);
+    auto root = LoadYaml(files[i].second, file);
+    if (!root.ok()) {
+      parsed[i].emplace(root.status());
+    } else if (!root->IsMap() || !(*root)["rules"]) {
+      parsed[i].emplace(std::vector<Rule>());
+    } else {
+      parsed[i].emplace(ParseRuleNode(*root, file));
+    }
+  };
+  const size_t threads = std::min<size_t>(files.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < files.size();) parse(i);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  std::vector<Rule> all;
+  for (auto& one : parsed) {
+    if (!one->ok()) return one->status();
+    for (auto& r : **one) all.push_back(std::move(r));
   }
   std::set<std::string> ids;
   for (const auto& r : all) {

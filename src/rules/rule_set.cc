@@ -1,6 +1,9 @@
 #include "rules/rule_set.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -21,13 +24,24 @@ Result<std::unique_ptr<RuleSet>> RuleSet::Build(
     std::vector<Rule> rules, const std::vector<std::pair<unsigned, std::string>>& structural,
     const PrecompiledDatabase* precompiled) {
   auto set = std::unique_ptr<RuleSet>(new RuleSet());
-  for (size_t i = 0; i < rules.size(); ++i) {
-    auto re = std::make_unique<RE2>(rules[i].pattern, RE2::Quiet);
-    if (!re->ok()) {
-      return Status::InvalidArgument(fmt::format("{}: rule {}: bad pattern: {}", rules[i].source,
-                                                 rules[i].id, re->error()));
+  // ~200 patterns: compiled on several threads (start-up time).
+  set->compiled_.resize(rules.size());
+  std::atomic<size_t> next{0};
+  auto compile = [&] {
+    for (size_t i; (i = next++) < rules.size();) {
+      set->compiled_[i] = std::make_unique<RE2>(rules[i].pattern, RE2::Quiet);
     }
-    set->compiled_.push_back(std::move(re));
+  };
+  const size_t threads = std::min<size_t>(rules.size() / 16 + 1, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(compile);
+  compile();
+  for (auto& t : pool) t.join();
+  for (size_t i = 0; i < rules.size(); ++i) {
+    if (!set->compiled_[i]->ok()) {
+      return Status::InvalidArgument(fmt::format("{}: rule {}: bad pattern: {}", rules[i].source,
+                                                 rules[i].id, set->compiled_[i]->error()));
+    }
     if (rules[i].kind == RuleKind::kRedact) set->redact_rules_.push_back(i);
   }
   auto patterns = PatternList(rules, structural);

@@ -1,0 +1,146 @@
+#include "diagnosis/scan_inputs.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "diagnosis/block_pipeline.h"
+#include "diagnosis/log_scanner.h"
+#include "input/byte_source.h"
+#include "rules/rule_loader.h"
+#include "rules/wrapper_loader.h"
+
+namespace faultline::diagnosis {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every golden log as one multi-file input: real logs with tracebacks,
+// phases, facts and processes that repeat across files.
+std::vector<input::InputFile> GoldenLogs() {
+  std::vector<input::InputFile> files;
+  for (const auto& dir : fs::directory_iterator(fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "golden")) {
+    if (!dir.is_directory()) continue;
+    for (const auto& f : fs::directory_iterator(dir.path())) {
+      if (f.path().extension() == ".log") files.push_back({f.path().string(), f.path().string()});
+    }
+  }
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  return files;
+}
+
+std::string Describe(const Findings& f) {
+  std::string s = "lines " + std::to_string(f.total_lines) + " dropped " + std::to_string(f.events_dropped) + "\n";
+  for (const auto& e : f.events) {
+    s += "event " + std::to_string(e.where.file) + ":" + std::to_string(e.where.line) + " " + e.process.key + " " +
+         e.message + " ctx " + std::to_string(e.context.size()) + " t " + std::to_string(e.time.OrderKey()) + "\n";
+  }
+  for (const auto& p : f.phases) {
+    s += "phase " + p.phase + " " + p.process.key + " " + std::to_string(p.where.file) + ":" +
+         std::to_string(p.where.line) + "\n";
+  }
+  for (const auto& [k, v] : f.facts) s += "fact " + k + "=" + v + "\n";
+  for (const auto& [k, st] : f.processes) {
+    s += "proc " + k + " " + std::to_string(st.lines) + " " + std::to_string(st.errors) + " " +
+         std::to_string(st.first_line.file) + ":" + std::to_string(st.first_line.line) + " " +
+         std::to_string(st.last_line.file) + ":" + std::to_string(st.last_line.line) + "\n";
+  }
+  for (const auto& in : f.inputs) s += "input " + in.file + " " + std::to_string(in.lines) + "\n";
+  for (const auto& w : f.warnings) s += "warning " + w + "\n";
+  if (f.last_line) s += "last " + std::to_string(f.last_line->file) + ":" + std::to_string(f.last_line->line) + "\n";
+  return s;
+}
+
+TEST(ScanInputsTest, ParallelScanEqualsSequentialScan) {
+  auto builtin = rules::LoadBuiltinRules();
+  ASSERT_TRUE(builtin.ok());
+  auto rules = BuildScanRuleSet(std::move(*builtin));
+  ASSERT_TRUE(rules.ok());
+  auto wrappers = rules::LoadWrappers({});
+  ASSERT_TRUE(wrappers.ok());
+  auto files = GoldenLogs();
+  ASSERT_GT(files.size(), 20u);
+  files.push_back({"/nonexistent/faultline-test.log", "missing.log"});  // a skipped input keeps its place
+  std::rotate(files.begin() + static_cast<long>(files.size() / 2), files.end() - 1, files.end());
+
+  Findings sequential;
+  ASSERT_TRUE(ScanInputs(files, **rules, wrappers->get(), &sequential, 1).ok());
+  ASSERT_FALSE(sequential.events.empty());
+  ASSERT_FALSE(sequential.phases.empty());
+  const std::string want = Describe(sequential);
+  for (unsigned threads : {2u, 3u, 8u}) {
+    Findings parallel;
+    ASSERT_TRUE(ScanInputs(files, **rules, wrappers->get(), &parallel, threads).ok());
+    EXPECT_EQ(Describe(parallel), want) << threads << " threads";
+  }
+}
+
+TEST(ScanInputsTest, EventCapKeepsTheEarliestAcrossFiles) {
+  Findings into;
+  for (int file = 0; file < 3; ++file) {
+    Findings one;
+    for (size_t i = 0; i < Findings::kMaxEvents / 2 + 1; ++i) {
+      events::Event e;
+      e.where.file = file;
+      e.where.line = static_cast<int64_t>(i) + 1;
+      one.events.push_back(std::move(e));
+    }
+    one.events_dropped = 5;
+    MergeFindings(std::move(one), &into);
+  }
+  ASSERT_EQ(into.events.size(), Findings::kMaxEvents);
+  EXPECT_EQ(into.events.back().where.file, 1);
+  EXPECT_EQ(into.events_dropped,
+            3 * (static_cast<int64_t>(Findings::kMaxEvents / 2) + 1) - static_cast<int64_t>(Findings::kMaxEvents) + 15);
+}
+
+// Blocks come out in input order, cleaned and scanned alike, whatever the
+// number of scan threads.
+TEST(BlockPipelineTest, ScanThreadsKeepInputOrder) {
+  auto builtin = rules::LoadBuiltinRules();
+  ASSERT_TRUE(builtin.ok());
+  auto rules = BuildScanRuleSet(std::move(*builtin));
+  ASSERT_TRUE(rules.ok());
+  const fs::path tmp = fs::temp_directory_path() / ("faultline-pipeline-" + std::to_string(::getpid()) + ".log");
+  {
+    std::FILE* out = std::fopen(tmp.c_str(), "wb");
+    ASSERT_NE(out, nullptr);
+    for (int round = 0; round < 5; ++round) {
+      for (const auto& f : GoldenLogs()) {  // real lines, \r rewrites and ANSI codes included
+        std::FILE* in = std::fopen(f.path.c_str(), "rb");
+        char buf[4096];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, in)) > 0) std::fwrite(buf, 1, n, out);
+        std::fclose(in);
+      }
+    }
+    std::fclose(out);
+  }
+  auto collect = [&](int threads) {
+    std::vector<std::string> seen;
+    SetPipelineScanThreads(threads);
+    auto source = input::OpenByteSource(tmp.string());
+    EXPECT_TRUE(source.ok());
+    input::LineReaderOptions options;
+    options.block_bytes = 4096;  // hundreds of blocks
+    input::LineReader reader(std::move(*source), options);
+    BlockPipeline pipeline(&reader, (*rules)->matcher(), threads != 0);
+    while (const ScannedBlock* b = pipeline.Next()) {
+      std::string d = b->data;
+      for (const auto& h : b->hits) d += " " + std::to_string(h.id) + "@" + std::to_string(h.end);
+      seen.push_back(std::move(d));
+    }
+    SetPipelineScanThreads(-1);
+    return seen;
+  };
+  const auto inline_blocks = collect(0);
+  ASSERT_GT(inline_blocks.size(), 100u);
+  for (int threads : {1, 3, 7}) EXPECT_EQ(collect(threads), inline_blocks) << threads << " scan threads";
+  fs::remove(tmp);
+}
+
+}  // namespace
+}  // namespace faultline::diagnosis
