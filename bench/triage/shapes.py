@@ -333,6 +333,7 @@ def main():
     ap.add_argument("--only", default=os.environ.get("FAULTLINE_BENCH_SHAPES", ""))
     ap.add_argument("--work", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "faultline-bench"))
     ap.add_argument("--json", help="also write the rows here")
+    ap.add_argument("--jobs", type=int, default=1, help="generate this many inputs at once")
     args = ap.parse_args()
     fl = os.path.abspath(args.faultline)
     have_rg = shutil.which("rg") is not None
@@ -341,6 +342,12 @@ def main():
     only = set(s for s in args.only.split(",") if s)
     size = args.mb << 20
 
+    if args.jobs > 1:  # generate the inputs first, several at once
+        import multiprocessing
+        base = [(work, n, g, k, size) for n, g, _, k in SHAPES if not isinstance(g, str) and (not only or n in only or
+                any(g2 == n and n2 in only for n2, g2, _, _ in SHAPES))]
+        with multiprocessing.Pool(args.jobs) as pool:
+            pool.starmap(ensure_input, base)
     rows = []
     hdr = (f"{'shape':<12} {'MiB':>5} {'grep s':>7} {'rg-j1 s':>7} {'rg s':>7} {'fl s':>7} {'fl/rg':>6} "
            f"{'fl/rg1':>6} {'fl/grep':>7} {'RSS MiB':>7}  root cause")

@@ -33,7 +33,8 @@ BlockPipeline::BlockPipeline(input::LineReader* reader, const rules::PatternMatc
   int n = 0;
   if (threaded) {
     n = scan_threads_hint;
-    if (n < 0) n = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) - 1);
+    // The consumer's walk is lighter than the scan: one scan thread per core.
+    if (n < 0) n = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   }
   const size_t blocks = n == 0 ? 1 : static_cast<size_t>(n) + kSlack;
   for (size_t i = 0; i < blocks; ++i) {

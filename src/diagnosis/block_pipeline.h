@@ -47,7 +47,7 @@ struct ScannedBlock {
 };
 
 // How many scan threads the pipelines created on the calling thread use:
-// -1 (the default) one per core but the consumer's (at least one), 0 none.
+// -1 (the default) one per core, 0 none.
 // ScanInputs sets it when it scans several files at once.
 void SetPipelineScanThreads(int n);
 

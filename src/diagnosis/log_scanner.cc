@@ -44,6 +44,8 @@ class Scanner {
     size_t pos = 0;
     int64_t line_no = first_line;
     size_t index = 0;  // of the line in the block
+    block_ = data;
+    timed_from_ = 0;
     while (pos < data.size()) {
       const char *nl = static_cast<const char *>(std::memchr(data.data() + pos, '\n', data.size() - pos));
       size_t end = nl ? static_cast<size_t>(nl - data.data()) : data.size();
@@ -67,11 +69,15 @@ class Scanner {
         wrapper_identity_ = {};
         wrapper_rank_ = -1;
       }
-      Line(line, line_no, structure);
+      Line(line, line_no, structure, pos);
+      if (need_times_ && line_examined_) timed_from_ = end + 1;
       pos = end + 1;
       ++line_no;
       ++index;
     }
+    if (need_times_) ResolveTime(data.size());  // the next block cannot look back here
+    timed_from_ = 0;
+    block_ = {};
     RememberLastLine(data, line_no - 1);
     next_line_ = line_no;
   }
@@ -101,18 +107,28 @@ class Scanner {
     }
   }
 
-  void Line(std::string_view text, int64_t line_no, uint32_t structure) {
+  void Line(std::string_view text, int64_t line_no, uint32_t structure, size_t offset) {
     ++findings_->total_lines;
+    line_examined_ = false;
     const bool interesting = !line_rules_.empty() || structure != 0 || builder_.NeedsEveryLine();
-    if (!interesting && !need_times_ && !findings_->miner) {
-      // The common case (INFO noise): only attribute the line to its process.
+    if (!findings_->miner && (!interesting || (structure == 0 && !builder_.NeedsEveryLine()))) {
+      // The common case (INFO noise, or a line that only repeats a phase
+      // its process already reached: a step counter, a progress bar): only
+      // attribute the line to its process. With several inputs its time is
+      // read only if a later line needs it (ResolveTime).
       parse::ParsedLine p = parse::ParseProcessPrefixes(text);
       WithWrapperIdentity(&p);
-      NoteProcess(p, line_no);
-      return;
+      if (!interesting || OnlyReachedPhases(p.process)) {
+        NoteProcess(p, line_no);
+        return;
+      }
     }
     parse::ParsedLine p = parse::ParseLine(text);
     WithWrapperIdentity(&p);
+    if (need_times_) {
+      if (!p.time.valid) ResolveTime(offset);
+      line_examined_ = true;
+    }
     if (p.time.valid)
       last_time_ = p.time;
     else if (last_time_.valid)
@@ -159,6 +175,52 @@ class Scanner {
     view.cascade_rule = cascade;
     view.template_id = template_id;
     builder_.Add(view);
+  }
+
+  // True when every rule hit on the line is a phase mark its process already
+  // has (AddPhase would keep nothing) or a benign look-alike (which matters
+  // only with an event): the line then needs no parse and no confirmation.
+  bool OnlyReachedPhases(std::string_view process) {
+    for (unsigned id : line_rules_) {
+      const rules::Rule &rule = rules_.rules()[id];
+      if (rule.kind == RuleKind::kBenign || rule.kind == RuleKind::kRedact) continue;
+      if (rule.kind != RuleKind::kPhase) return false;
+      if (id == reached_rule_ && process == reached_process_) continue;
+      bool reached = false;
+      for (const auto &ph : findings_->phases) {
+        if (ph.phase == rule.phase && ph.process.key == process && ph.completes == rule.completes) {
+          reached = true;
+          break;
+        }
+      }
+      if (!reached) return false;
+      reached_rule_ = id;
+      reached_process_.assign(process);
+    }
+    return true;
+  }
+
+  // Several inputs are ordered by time, and a line without its own time
+  // takes the latest one printed before it in its file. Lines are not parsed
+  // for it as they pass: the lines of this block in [timed_from_, end) are
+  // examined backwards, when a line needs the time or the block ends.
+  void ResolveTime(size_t end) {
+    size_t e = end;  // one past a line's '\n'
+    while (e > timed_from_) {
+      size_t nl = e - 1;
+      const void *prev = nl > timed_from_ ? memrchr(block_.data() + timed_from_, '\n', nl - timed_from_) : nullptr;
+      size_t start = prev ? static_cast<size_t>(static_cast<const char *>(prev) - block_.data()) + 1 : timed_from_;
+      std::string_view line = block_.substr(start, nl - start);
+      if (MayCarryTime(line)) {
+        parse::Timestamp t = parse::ParseLine(line).time;
+        if (t.valid) {
+          last_time_ = t;
+          break;
+        }
+      }
+      e = start;
+    }
+    timed_from_ = end;
   }
 
   // A wrapper's identity (a compose service, a Slurm task) is the outer
@@ -250,9 +312,31 @@ class Scanner {
   int wrapper_rank_ = -1;
   std::string process_key_;  // identity + inner process key of the current line
   int64_t next_line_ = 1;
+  unsigned reached_rule_ = ~0u;  // the last phase rule found already reached
+  std::string reached_process_;  // ... by this process
+  std::string_view block_;       // the block being walked
+  size_t timed_from_ = 0;        // lines of block_ from here are not examined for time
+  bool line_examined_ = false;   // the current line's time is in last_time_
 };
 
 }  // namespace
+
+bool MayCarryTime(std::string_view line) {
+  // Every timestamp the line parser reads holds a clock "HH:MM:SS"
+  // (parse/line_parser.cc ClockAt; a unit test checks this on every golden
+  // and real log line).
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  // A colon at i with two digits before it and "DD:DD" after it.
+  for (size_t i = 2; i + 5 < line.size(); ++i) {
+    const void *c = std::memchr(line.data() + i, ':', line.size() - 5 - i);
+    if (!c) return false;
+    i = static_cast<size_t>(static_cast<const char *>(c) - line.data());
+    if (line[i + 3] == ':' && digit(line[i - 2]) && digit(line[i - 1]) && digit(line[i + 1]) && digit(line[i + 2]) &&
+        digit(line[i + 4]) && digit(line[i + 5]))
+      return true;
+  }
+  return false;
+}
 
 Status ScanInput(const input::InputFile &file, int file_index, bool need_times, const rules::RuleSet &rules,
                  const parse::WrapperSet *wrappers, Findings *findings) {

@@ -28,6 +28,10 @@ Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule
 Status ScanInput(const input::InputFile& file, int file_index, bool need_times, const rules::RuleSet& rules,
                  const parse::WrapperSet* wrappers, Findings* findings);
 
+// False when no timestamp the line parser reads can be in the line (it has
+// no "HH:MM:SS" clock): such a line's time needs no parse.
+bool MayCarryTime(std::string_view line);
+
 }  // namespace faultline::diagnosis
 
 #endif  // FAULTLINE_DIAGNOSIS_LOG_SCANNER_H_

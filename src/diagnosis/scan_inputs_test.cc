@@ -10,6 +10,8 @@
 #include "diagnosis/block_pipeline.h"
 #include "diagnosis/log_scanner.h"
 #include "input/byte_source.h"
+#include "input/line_cleaner.h"
+#include "parse/line_parser.h"
 #include "rules/rule_loader.h"
 #include "rules/wrapper_loader.h"
 
@@ -140,6 +142,44 @@ TEST(BlockPipelineTest, ScanThreadsKeepInputOrder) {
   ASSERT_GT(inline_blocks.size(), 100u);
   for (int threads : {1, 3, 7}) EXPECT_EQ(collect(threads), inline_blocks) << threads << " scan threads";
   fs::remove(tmp);
+}
+
+// The time of a line without a clock is never parsed: every format the line
+// parser reads a time from must hold "HH:MM:SS". Checked on every line of the
+// real logs in tests/.
+TEST(MayCarryTimeTest, EveryParsedTimeHasAClock) {
+  size_t lines = 0, timed = 0;
+  for (const char* dir : {"golden", "real"}) {
+    for (const auto& f : fs::recursive_directory_iterator(fs::path(FAULTLINE_SOURCE_DIR) / "tests" / dir)) {
+      if (!f.is_regular_file() || f.path().extension() == ".md" || f.path().extension() == ".json") continue;
+      auto source = input::OpenByteSource(f.path().string());
+      if (!source.ok()) continue;
+      input::LineReader reader(std::move(*source));
+      input::LineBlock block;
+      std::string clean;
+      while (reader.NextBlock(&block)) {
+        std::string_view data = block.data;
+        for (size_t pos = 0; pos < data.size();) {
+          size_t nl = data.find('\n', pos);
+          if (nl == std::string_view::npos) nl = data.size();
+          clean.clear();
+          input::CleanLineInto(data.substr(pos, nl - pos), &clean);
+          ++lines;
+          if (parse::ParseLine(clean).time.valid) {
+            ++timed;
+            EXPECT_TRUE(MayCarryTime(clean)) << f.path() << ": " << clean;
+          }
+          pos = nl + 1;
+        }
+      }
+    }
+  }
+  EXPECT_GT(timed, 1000u) << lines << " lines";
+  EXPECT_FALSE(MayCarryTime("step 2/20 loss 0.6900 lr 0.0500"));
+  EXPECT_FALSE(MayCarryTime("gpu-node-0:5001:5001 [1] NCCL INFO Channel 29/37 : 8"));
+  EXPECT_TRUE(MayCarryTime("INFO 05-09 15:14:59 [core.py:239] x"));
+  EXPECT_TRUE(MayCarryTime("12:00:00"));
+  EXPECT_FALSE(MayCarryTime("12:00:0"));
 }
 
 }  // namespace
