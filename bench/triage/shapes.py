@@ -16,6 +16,7 @@ peak RSS (its own, from wait4). Output of every contender goes to a pipe
 usage: shapes.py FAULTLINE_BINARY [--mb N] [--runs N] [--only a,b] [--work DIR]
 """
 import argparse
+import functools
 import gzip
 import json
 import os
@@ -242,8 +243,8 @@ SHAPES = [
     ("warn-spam", gen_warn_spam, golden_root("torch-cuda-oom"), "file"),
     ("serving.gz", "serving", SEED, "gz"),
     ("serving.zst", "serving", SEED, "zst"),
-    ("dir-64", lambda p, s, r: gen_dir(p, s, r, 64), golden_root("torchrun-rank-raises"), "dir"),
-    ("dir-512", lambda p, s, r: gen_dir(p, s, r, 512), golden_root("torchrun-rank-raises"), "dir"),
+    ("dir-64", functools.partial(gen_dir, nfiles=64), golden_root("torchrun-rank-raises"), "dir"),
+    ("dir-512", functools.partial(gen_dir, nfiles=512), golden_root("torchrun-rank-raises"), "dir"),
     ("stdin", "serving", SEED, "stdin"),
 ]
 
