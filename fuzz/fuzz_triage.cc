@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "diagnosis/triage.h"
 #include "report/printers.h"
 

@@ -19,7 +19,15 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 targets=()
 for n in "${names[@]}"; do targets+=("fuzz_$n"); done
-nice -n 15 cmake --build "$build" -j "${FUZZ_JOBS:-2}" --target "${targets[@]}" || exit 2
+if [ -z "${FUZZ_NO_BUILD:-}" ]; then  # FUZZ_NO_BUILD=1: the harnesses are built already
+  nice -n 15 cmake --build "$build" -j "${FUZZ_JOBS:-2}" --target "${targets[@]}" || exit 2
+fi
+
+put() {  # put DIR FILE...: copies each file under a name made of its path (logs share names)
+  local dir="$1"
+  shift
+  for f in "$@"; do cp "$f" "$dir/$(echo "${f#"$root"/}" | tr '/' '_')"; done
+}
 
 seed() {  # seed NAME: copies the tests' inputs for NAME into the corpus dir
   local dir="$build/corpus/$1"
@@ -27,13 +35,12 @@ seed() {  # seed NAME: copies the tests' inputs for NAME into the corpus dir
   [ -n "$(ls -A "$dir" 2>/dev/null)" ] && return
   case "$1" in
     line_parser|triage|redact)
-      find "$root/tests/golden" "$root/examples" -name '*.log' -size -64k | head -60 | xargs -r cp -t "$dir"
-      find "$root/src/input" -name '*.gz' -o -name '*.zst' | head -5 | xargs -r cp -t "$dir" ;;
+      put "$dir" $(find "$root/tests/golden" "$root/examples" -name '*.log' -size -64k | head -60)
+      put "$dir" $(find "$root/tests" "$root/bench" \( -name '*.gz' -o -name '*.zst' \) -size -64k | head -5) ;;
     rule_file) cp "$root"/rules/*.yaml "$dir" ;;
-    pipeline_spec) find "$root/examples" "$root/tests" -name 'pipeline*.yaml' | xargs -r cp -t "$dir" ;;
+    pipeline_spec) put "$dir" $(find "$root/examples" "$root/tests" -name 'pipeline*.yaml') ;;
     launch_command) cp "$root"/fuzz/seeds/launch_command/* "$dir" ;;
-    model_config) find "$root/tests/fixtures/models" -name '*.json' | head -40 | while read -r f; do
-                    cp "$f" "$dir/$(echo "$f" | tr '/' '_')"; done ;;
+    model_config) put "$dir" $(find "$root/tests/fixtures/models" -name '*.json' | head -40) ;;
     run_dir|metrics) cp "$root"/fuzz/seeds/run_dir/* "$dir" ;;
   esac
 }
