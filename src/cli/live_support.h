@@ -4,11 +4,11 @@
 #ifndef FAULTLINE_CLI_LIVE_SUPPORT_H_
 #define FAULTLINE_CLI_LIVE_SUPPORT_H_
 
-#include <cerrno>
-#include <signal.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -39,11 +39,16 @@ inline std::unique_ptr<probe::GpuUsageSource> GpuSource(bool disabled) {
 }
 
 // Parses a duration option into *seconds; prints the error and returns false.
-inline bool Duration(const std::string& name, const std::string& text, double* seconds) {
+// positive: 0 is refused too (a sampling interval of 0 would spin).
+inline bool Duration(const std::string& name, const std::string& text, double* seconds, bool positive = false) {
   if (text.empty()) return true;
   auto d = supervise::ParseDuration(text);
   if (!d.ok()) {
     std::cerr << "faultline: " << name << ": " << d.status().message() << "\n";
+    return false;
+  }
+  if (positive && *d < 0.01) {
+    std::cerr << "faultline: " << name << ": '" << text << "' is too short (at least 10ms)\n";
     return false;
   }
   *seconds = *d;
@@ -62,7 +67,8 @@ inline bool PidsExist(const std::vector<int64_t>& pids) {
 }
 
 inline supervise::LogDiagnoser Diagnoser(const std::string& color) {
-  return [color](const std::string& log_path, bool print_text, std::ostream& out) -> nlohmann::json {
+  return [color](const std::string& log_path, bool print_text, std::ostream& out,
+                 supervise::Outcome outcome) -> nlohmann::json {
     diagnosis::TriageOptions options;
     options.inputs = {log_path};
     auto report = diagnosis::Triage(options);
@@ -70,13 +76,36 @@ inline supervise::LogDiagnoser Diagnoser(const std::string& color) {
       if (print_text) out << "(no diagnosis of " << log_path << ": " << report.status().message() << ")\n";
       return nullptr;
     }
+    // A death the log does not explain is explained by how it died (the
+    // headline above: the signal, the kernel's record); it is never a stall.
+    if (outcome == supervise::Outcome::kDied && !report->root_cause) {
+      report->stall_hints.clear();
+      if (print_text) {
+        if (report->total_lines == 0) {
+          out << "the log is empty: the job printed nothing, or buffered its output and died before flushing it\n";
+        } else {
+          out << fmt::format("the log shows no error ({} line(s){}); the end is explained above\n", report->total_lines,
+                             report->last_phase ? ", last phase " + *report->last_phase : std::string());
+        }
+        out.flush();
+      }
+      report->verdict = report::Verdict::kHealthy;
+      report->stall_hints.push_back("the log shows no error; the process ended as the diagnosis says");
+      return report::ToJson(*report);
+    }
+    // The live monitor already classified the stall: no "watch it" hint.
+    std::vector<std::string> hints;
+    for (auto& h : report->stall_hints) {
+      if (h.find("faultline watch") == std::string::npos) hints.push_back(std::move(h));
+    }
+    report->stall_hints = std::move(hints);
     // Called only when the live monitor saw the job die or stall: a log
     // that shows no error is then not "healthy", whatever phase it reached.
     if (report->verdict == report::Verdict::kHealthy) {
       report->verdict = report::Verdict::kStalled;
-      report->stall_hints.push_back(fmt::format(
-          "the log shows no error (it reached {}); the live signals above tell why the job stopped",
-          report->last_phase.value_or("no known phase")));
+      report->stall_hints.push_back(
+          fmt::format("the log shows no error (it reached {}); the live signals above tell why the job stopped",
+                      report->last_phase.value_or("no known phase")));
     }
     if (print_text) {
       report::TextOptions text;
@@ -101,7 +130,7 @@ inline nlohmann::json PrintEnd(const supervise::JobEnd& end, bool json, const st
     if (!end.log_path.empty()) std::cout << "\nDiagnosis of " << end.log_path << ":\n";
     std::cout.flush();
   }
-  if (!end.log_path.empty()) triage = Diagnoser(color)(end.log_path, !json, std::cout);
+  if (!end.log_path.empty()) triage = Diagnoser(color)(end.log_path, !json, std::cout, end.outcome);
   if (json) {
     std::cout << rules::Secrets().JsonLine(supervise::DiagnosisRecord(end, probe::RealClock()->WallMillis(), triage))
               << "\n";

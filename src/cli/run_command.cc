@@ -33,6 +33,7 @@ struct RunArgs {
   bool json = false;
   bool no_preflight = false;
   bool no_gpu = false;
+  bool no_stacks = false;
   std::string dashboard;  // HOST:PORT
   std::string dashboard_token;
 };
@@ -85,9 +86,10 @@ int RunRun(const RunArgs& a) {
   }
   double stall_after = 300, grace = 10;
   supervise::SupervisorOptions options;
-  if (!live::Duration("--stall-after", a.stall_after, &stall_after) || !live::Duration("--grace", a.grace, &grace) ||
+  if (!live::Duration("--stall-after", a.stall_after, &stall_after, true) ||
+      !live::Duration("--grace", a.grace, &grace) ||
       !live::Duration("--status-every", a.status_every, &options.status_interval) ||
-      !live::Duration("--interval", a.interval, &options.sample_interval)) {
+      !live::Duration("--interval", a.interval, &options.sample_interval, true)) {
     return kExitUsage;
   }
   if (!a.dashboard.empty()) {
@@ -118,6 +120,7 @@ int RunRun(const RunArgs& a) {
   }
   if (!a.no_preflight && !Preflight(spec, a.json)) return kExitDiagnosed;
   options.runs_dir = a.runs_dir;
+  options.stacks = !a.no_stacks;
   options.json = a.json;
   auto gpu = live::GpuSource(a.no_gpu);
   std::unique_ptr<web::Dashboard> dashboard;
@@ -125,9 +128,12 @@ int RunRun(const RunArgs& a) {
     // Started from the supervisor's hook: after its keeper process is forked
     // (no threads may exist then), before the first service starts.
     options.on_run_dir = [&](const std::string& run_dir) {
-      auto started = web::StartDashboardFor(a.dashboard, run_dir, a.dashboard_token, /*allow_control=*/false, std::cerr);
-      if (started.ok()) dashboard = std::move(*started);
-      else std::cerr << "faultline: dashboard: " << started.status().message() << "\n";
+      auto started =
+          web::StartDashboardFor(a.dashboard, run_dir, a.dashboard_token, /*allow_control=*/false, std::cerr);
+      if (started.ok())
+        dashboard = std::move(*started);
+      else
+        std::cerr << "faultline: dashboard: " << started.status().message() << "\n";
     };
     // The page plots the samples the run records; record them more often.
     if (a.status_every == "10s") options.status_interval = 2;
@@ -159,6 +165,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", args->json, "faultline.live/1 records (JSON Lines) on stdout; program output on stderr");
   cmd->add_flag("--no-preflight", args->no_preflight, "start even when preflight finds a blocking problem");
   cmd->add_flag("--no-gpu", args->no_gpu, "do not sample GPUs");
+  cmd->add_flag(
+      "--no-stacks", args->no_stacks,
+      "do not put faultline's bootstrap sitecustomize on Python children's PYTHONPATH (no stacks on a stall)");
   cmd->add_option("--dashboard", args->dashboard,
                   "serve a live page of this run on HOST:PORT, e.g. 127.0.0.1:8765 (docs/dashboard.md)");
   cmd->add_option("--dashboard-token", args->dashboard_token,

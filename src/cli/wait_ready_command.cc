@@ -56,8 +56,8 @@ int RunWaitReady(const WaitReadyArgs& a) {
     return kExitUsage;
   }
   if (!live::Duration("--timeout", a.timeout, &w.timeout) ||
-      !live::Duration("--stall-after", a.stall_after, &w.stall_after) ||
-      !live::Duration("--interval", a.interval, &w.sample_interval) ||
+      !live::Duration("--stall-after", a.stall_after, &w.stall_after, true) ||
+      !live::Duration("--interval", a.interval, &w.sample_interval, true) ||
       !live::Duration("--status-every", a.status_every, &w.status_interval)) {
     return kExitUsage;
   }
@@ -88,6 +88,10 @@ int RunWaitReady(const WaitReadyArgs& a) {
           std::cerr << supervise::StatusLine(m, name, t) << "\n";
         }
       });
+  if (end.outcome == supervise::Outcome::kCompleted) {  // exited 0, but never became ready
+    end.outcome = supervise::Outcome::kDied;
+    end.detail += " before it was ready";
+  }
   switch (end.outcome) {
     case supervise::Outcome::kReady:
       if (json) {

@@ -29,13 +29,14 @@ struct WatchArgs {
   bool json = false;
   bool once = false;
   bool no_gpu = false;
+  bool no_stacks = false;
 };
 
 int RunWatch(const WatchArgs& a) {
   supervise::WatchOptions w;
   if (!live::Duration("--interval", a.interval, &w.status_interval) ||
-      !live::Duration("--sample", a.sample, &w.sample_interval) ||
-      !live::Duration("--stall-after", a.stall_after, &w.stall_after)) {
+      !live::Duration("--sample", a.sample, &w.sample_interval, true) ||
+      !live::Duration("--stall-after", a.stall_after, &w.stall_after, true)) {
     return kExitUsage;
   }
   if (!live::PidsExist(a.pids)) return kExitUsage;
@@ -45,6 +46,7 @@ int RunWatch(const WatchArgs& a) {
     return kExitUsage;
   }
   w.pids = a.pids;
+  w.stacks = !a.no_stacks;
   w.log_path = a.log;
   w.name = "pid " + std::to_string(a.pids[0]);
   auto fs = probe::NewRealProcFs();
@@ -84,6 +86,15 @@ int RunWatch(const WatchArgs& a) {
     std::cerr << supervise::EndHeadline(end) << "\n";
     return kExitHealthy;  // the user stopped watching; the job goes on
   }
+  if (end.outcome == supervise::Outcome::kCompleted) {  // the pid exited with code 0
+    if (json) {
+      std::cout << report::DumpJson(supervise::DiagnosisRecord(end, probe::RealClock()->WallMillis(), nullptr), -1)
+                << "\n";
+    } else {
+      std::cout << supervise::EndHeadline(end) << "\n";
+    }
+    return kExitHealthy;
+  }
   nlohmann::json triage = live::PrintEnd(end, json, a.color);
   // A watched process that exited is fine when its log says so.
   if (end.outcome == supervise::Outcome::kDied && triage.is_object() && triage.value("verdict", "") == "healthy") {
@@ -109,6 +120,7 @@ void AddWatchCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", args->json, "print faultline.live/1 records (JSON Lines)");
   cmd->add_flag("--once", args->once, "print one status (two samples --sample apart) and exit 0");
   cmd->add_flag("--no-gpu", args->no_gpu, "do not sample GPUs");
+  cmd->add_flag("--no-stacks", args->no_stacks, "no py-spy dump of the Python processes on a stall");
   cmd->callback([args, exit_code]() { *exit_code = RunWatch(*args); });
 }
 

@@ -90,6 +90,27 @@ std::optional<ProcIo> ParseIo(std::string_view text) {
 
 std::optional<int64_t> ParseFdInfoPos(std::string_view text) { return StatusKb(text, "pos"); }
 
+std::optional<int> ParseFdInfoFlags(std::string_view text) {
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    if (line.substr(0, 6) != "flags:") continue;
+    std::vector<std::string_view> f = SplitSpaces(line.substr(6));
+    int flags = 0;
+    if (f.empty() || !ToNumber(f[0], &flags, 8)) return std::nullopt;
+    return flags;
+  }
+  return std::nullopt;
+}
+
+bool FdInfoWritable(std::string_view text) {
+  auto flags = ParseFdInfoFlags(text);
+  return flags && (*flags & 3) != 0;  // O_ACCMODE: O_WRONLY 1, O_RDWR 2
+}
+
 void ParseNetTcp(std::string_view text, std::map<uint64_t, int>* states) {
   size_t at = text.find('\n');  // skip the header
   while (at != std::string_view::npos && at < text.size()) {

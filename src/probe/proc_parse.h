@@ -48,6 +48,11 @@ std::optional<ProcIo> ParseIo(std::string_view text);
 
 // "pos:" of /proc/PID/fdinfo/FD.
 std::optional<int64_t> ParseFdInfoPos(std::string_view text);
+// "flags:" of /proc/PID/fdinfo/FD (octal, as open(2) flags).
+std::optional<int> ParseFdInfoFlags(std::string_view text);
+// Whether fdinfo says the fd was opened for writing (O_WRONLY or O_RDWR): a
+// file being written (a checkpoint) is never a weight file being read.
+bool FdInfoWritable(std::string_view text);
 
 // /proc/PID/net/tcp and tcp6: socket inode -> TCP state (1 established,
 // 2 syn-sent, 10 listen, ...).

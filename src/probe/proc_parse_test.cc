@@ -67,6 +67,18 @@ TEST(ParseFdInfoTest, ReadsPos) {
   EXPECT_EQ(ParseFdInfoPos("pos:\t1048576\nflags:\t0100000\nmnt_id:\t24\nino:\t3\n"), 1048576);
 }
 
+// Recorded on Linux 6.18: python3 open(p, 'rb') and open(p, 'wb') (the
+// latter O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, shown as 02100001).
+TEST(ParseFdInfoTest, TellsReadersFromWriters) {
+  constexpr char kRead[] = "pos:\t0\nflags:\t02100000\nmnt_id:\t24\nino:\t1234\n";
+  constexpr char kWrite[] = "pos:\t33554432\nflags:\t02100001\nmnt_id:\t24\nino:\t1235\n";
+  EXPECT_EQ(ParseFdInfoFlags(kRead), 02100000);
+  EXPECT_FALSE(FdInfoWritable(kRead));
+  EXPECT_TRUE(FdInfoWritable(kWrite));
+  EXPECT_TRUE(FdInfoWritable("pos:\t0\nflags:\t0100002\n"));  // O_RDWR
+  EXPECT_FALSE(FdInfoWritable("pos:\t0\n"));
+}
+
 TEST(ParseNetTcpTest, MapsInodesToStates) {
   constexpr char kTcp[] =
       "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"

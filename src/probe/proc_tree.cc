@@ -102,10 +102,12 @@ char ProcessTreeSampler::ReadFd(int64_t pid, const std::string& fd, Member& m, P
     return 's';
   }
   if (!IsWeightFile(*target)) return 'o';
+  auto info = fs_->ReadFile(PidDir(pid) + "/fdinfo/" + fd, 4096);
+  // A file open for writing is being written (a checkpoint), not loaded.
+  if (info && FdInfoWritable(*info)) return 'o';
   WeightFile w;
   w.path = *target;
   w.size = CachedSize(*target);
-  auto info = fs_->ReadFile(PidDir(pid) + "/fdinfo/" + fd, 4096);
   w.pos = info ? ParseFdInfoPos(*info).value_or(-1) : -1;
   m.weight_fds.emplace_back(fd, w);
   out->weight_files.push_back(std::move(w));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdlib>
 
 namespace faultline::supervise {
@@ -36,6 +37,10 @@ Result<double> ParseDuration(const std::string& text) {
     any = true;
   }
   if (!any) return Status::InvalidArgument("empty duration");
+  // 1e400s is infinite, nan is no number; a year is longer than any job waits.
+  if (!std::isfinite(total) || total > kMaxDurationSeconds) {
+    return Status::InvalidArgument(fmt::format("'{}' is out of range (at most 365 days)", text));
+  }
   return total;
 }
 

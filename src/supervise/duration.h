@@ -9,7 +9,11 @@
 
 namespace faultline::supervise {
 
-Result<double> ParseDuration(const std::string& text);  // seconds
+inline constexpr double kMaxDurationSeconds = 365.0 * 86400;
+
+// Seconds; an error for non-numbers, negatives, infinities (1e400s) and
+// more than kMaxDurationSeconds.
+Result<double> ParseDuration(const std::string& text);
 
 }  // namespace faultline::supervise
 

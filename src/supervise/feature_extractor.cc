@@ -102,7 +102,7 @@ FeatureSet FeatureExtractor::Compute(const std::vector<const LiveSample*>& windo
   };
   std::vector<Cpu> cpu;
   double total_cpu = 0;
-  double storage_read = 0, weight_read = 0;
+  double storage_read = 0, weight_read = 0, write_rate = 0;
   std::set<int64_t> pids;
   for (const auto& p : last.tree.processes) {
     pids.insert(p.pid);
@@ -114,6 +114,11 @@ FeatureSet FeatureExtractor::Compute(const std::vector<const LiveSample*>& windo
     total_cpu += percent;
     if (dt > 0 && p.io && e->io && p.io->read_bytes >= e->io->read_bytes) {
       storage_read += static_cast<double>(p.io->read_bytes - e->io->read_bytes) / dt;
+    }
+    if (dt > 0 && p.io && e->io) {
+      uint64_t dw = p.io->write_bytes > e->io->write_bytes ? p.io->write_bytes - e->io->write_bytes : 0;
+      uint64_t dc = p.io->wchar > e->io->wchar ? p.io->wchar - e->io->wchar : 0;
+      write_rate += static_cast<double>(std::max(dw, dc)) / dt;
     }
     for (const auto& w : p.weight_files) {
       if (w.pos < 0 || dt <= 0) continue;
@@ -328,6 +333,11 @@ FeatureSet FeatureExtractor::Compute(const std::vector<const LiveSample*>& windo
   }
   f.SetText("root_cmdline", root);
   f.SetNumber("py_spy", py_spy_ ? 1 : 0);
+  f.SetNumber("write_rate", write_rate, HumanBytes(write_rate));
+  // Set from the stacks when they were captured (Monitor::DiagnoseStall).
+  f.SetText("stack_phase", "none");
+  f.SetText("stack_where", "no stacks");
+  f.SetText("stack_evidence", "");
   return f;
 }
 

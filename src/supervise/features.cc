@@ -42,6 +42,10 @@ std::string FeatureSet::Display(const std::string& name) const {
 
 const std::set<std::string>& KnownFeatures() {
   static const std::set<std::string> kNames = {"processes",
+                                               "write_rate",
+                                               "stack_phase",
+                                               "stack_where",
+                                               "stack_evidence",
                                                "busy_processes",
                                                "max_cpu_percent",
                                                "total_cpu_percent",

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "supervise/stall_classifier.h"
 
@@ -25,6 +26,15 @@ struct JobEnd {
   std::string detail;              // one line: "exited with code 1", "ready: http://...", ...
   std::optional<StallDiagnosis> stall;
   std::string log_path;  // the log the diagnosis reads
+  // What the kernel said about a death (kernel_evidence.h): explain is ""
+  // when nothing explains it.
+  std::string kernel_explain;
+  std::vector<std::string> kernel_lines;
+  std::vector<std::string> kernel_notes;
+  // The run directory's copy of the log is incomplete from this byte (a
+  // write failed, e.g. ENOSPC); -1 when complete.
+  int64_t log_incomplete_from = -1;
+  std::string log_write_error;
 };
 
 }  // namespace faultline::supervise

@@ -17,7 +17,7 @@
 namespace faultline::supervise {
 namespace {
 
-[[noreturn]] void KeeperMain(int fd, double grace) {
+[[noreturn]] void KeeperMain(int fd, double grace, const std::string& marker) {
   setpgid(0, 0);
   prctl(PR_SET_NAME, "faultline-keep", 0, 0, 0);
   signal(SIGINT, SIG_IGN);
@@ -53,24 +53,28 @@ namespace {
     }
   }
   if (!released) {
-    StopProcesses(groups, members, grace, [] {
+    auto reap = [] {
       while (waitpid(-1, nullptr, WNOHANG) > 0) {
       }
-    });
+    };
+    std::vector<ProcessId> all = members;
+    for (const auto& m : ProcessesMarked(marker)) all.push_back(m);
+    StopProcesses(groups, all, grace, reap);
+    SweepMarked(marker, grace, reap);
   }
   _exit(0);
 }
 
 }  // namespace
 
-Result<std::unique_ptr<Keeper>> Keeper::Start(double grace_seconds) {
+Result<std::unique_ptr<Keeper>> Keeper::Start(double grace_seconds, const std::string& marker) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) return Status::IoError(fmt::format("pipe: {}", strerror(errno)));
   pid_t pid = fork();
   if (pid < 0) return Status::IoError(fmt::format("fork: {}", strerror(errno)));
   if (pid == 0) {
     close(p[1]);
-    KeeperMain(p[0], grace_seconds);
+    KeeperMain(p[0], grace_seconds, marker);
   }
   close(p[0]);
   return std::unique_ptr<Keeper>(new Keeper(pid, p[1]));

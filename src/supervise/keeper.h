@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <set>
+#include <string>
 
 #include "util/status.h"
 
@@ -26,7 +27,11 @@ namespace faultline::supervise {
 class Keeper {
  public:
   // REQUIRES: no other thread is running.
-  static Result<std::unique_ptr<Keeper>> Start(double grace_seconds);
+  // marker: an environment entry every started process carries
+  // ("FAULTLINE_RUN_ID=..."); after stopping what it was told, the keeper
+  // also stops every process whose environment holds it (setsid daemons that
+  // left both the group and the tree). "" for none.
+  static Result<std::unique_ptr<Keeper>> Start(double grace_seconds, const std::string& marker = "");
   ~Keeper();  // Release()s
 
   void TrackGroup(pid_t pgid);

@@ -130,10 +130,12 @@ nlohmann::json EventRecord(const std::string& event, const std::string& service,
 }
 
 nlohmann::json StallJson(const StallDiagnosis& d) {
-  return {{"class", d.class_id},          {"title", d.title},
-          {"explanation", d.explanation}, {"evidence", d.evidence},
-          {"suggestions", d.suggestions}, {"matched", d.matched},
-          {"last_phase", d.last_phase},   {"stalled_for_s", Round1(d.stalled_for_seconds)}};
+  nlohmann::json j = {{"class", d.class_id},          {"title", d.title},
+                      {"explanation", d.explanation}, {"evidence", d.evidence},
+                      {"suggestions", d.suggestions}, {"matched", d.matched},
+                      {"last_phase", d.last_phase},   {"stalled_for_s", Round1(d.stalled_for_seconds)}};
+  if (d.stacks) j["stacks"] = StacksJson(*d.stacks);
+  return j;
 }
 
 nlohmann::json DiagnosisRecord(const JobEnd& end, int64_t wall_millis, const nlohmann::json& triage) {
@@ -151,6 +153,14 @@ nlohmann::json DiagnosisRecord(const JobEnd& end, int64_t wall_millis, const nlo
             {"log_path", end.log_path.empty() ? json(nullptr) : json(end.log_path)},
             {"stall", end.stall ? StallJson(*end.stall) : json(nullptr)},
             {"triage", triage}};
+  if (end.outcome == Outcome::kDied) {
+    j["kernel"] = {{"explain", end.kernel_explain.empty() ? json(nullptr) : json(end.kernel_explain)},
+                   {"lines", end.kernel_lines},
+                   {"notes", end.kernel_notes}};
+  }
+  if (end.log_incomplete_from >= 0) {
+    j["log_incomplete"] = {{"from_byte", end.log_incomplete_from}, {"error", end.log_write_error}};
+  }
   return j;
 }
 
@@ -166,6 +176,7 @@ std::string StatusLine(const Monitor& m, const std::string& service, double elap
   if (f.Number("weight_files_open") > 0) line += fmt::format(" | weights {}", f.Display("weight_read_progress"));
   if (s.log) {
     line += fmt::format(" | log {} lines", s.log->lines);
+    if (s.log->lines == 0 && s.log->bytes == 0 && elapsed >= 10) line += " (empty: output may be buffered)";
     if (s.log->last_output_time) line += fmt::format(", last {} ago", HumanSeconds(s.time - *s.log->last_output_time));
   }
   if (f.Number("compile_workers") > 0) line += fmt::format(" | {} compile workers", f.Display("compile_workers"));
@@ -191,6 +202,7 @@ void PrintStall(const StallDiagnosis& d, std::ostream& out) {
     out << "Try:\n";
     for (const auto& e : d.suggestions) out << "  - " << e << "\n";
   }
+  if (d.stacks) out << StacksText(*d.stacks);
 }
 
 std::string EndHeadline(const JobEnd& end) {
@@ -201,7 +213,11 @@ std::string EndHeadline(const JobEnd& end) {
     case Outcome::kCompleted:
       return fmt::format("faultline: {} completed after {}", who, HumanSeconds(end.elapsed_seconds));
     case Outcome::kDied:
-      return fmt::format("faultline: {} died after {} ({})", who, HumanSeconds(end.elapsed_seconds), end.detail);
+      if (!end.exit_code && !end.term_signal && end.detail.find("exit status unknown") != std::string::npos) {
+        return fmt::format("faultline: {} exited after {} ({})", who, HumanSeconds(end.elapsed_seconds), end.detail);
+      }
+      return fmt::format("faultline: {} died after {} ({}){}", who, HumanSeconds(end.elapsed_seconds), end.detail,
+                         end.kernel_explain.empty() ? "" : ": " + end.kernel_explain);
     case Outcome::kStalled:
       return fmt::format("faultline: {} STALLED: no progress for {} (last phase: {})", who,
                          HumanSeconds(end.stall ? end.stall->stalled_for_seconds : 0),

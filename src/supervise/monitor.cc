@@ -57,12 +57,20 @@ FeatureSet Monitor::Features(double seconds) const {
   return extractor_.Compute(w, clock_->MonotonicSeconds());
 }
 
-StallDiagnosis Monitor::DiagnoseStall() const {
+StallDiagnosis Monitor::DiagnoseStall(const StackReport* stacks) const {
   // Classify on what happened since progress stopped (within the window).
   double since = SecondsSinceProgress();
   FeatureSet f = Features(since > 0 ? std::min(since, rules_.window_seconds) : -1);
+  if (stacks != nullptr) {
+    if (!stacks->phase.empty()) f.SetText("stack_phase", stacks->phase);
+    std::string where;
+    for (const auto& g : stacks->groups) where += (where.empty() ? "" : "; ") + g;
+    if (!where.empty()) f.SetText("stack_where", where);
+    f.SetText("stack_evidence", stacks->evidence);
+  }
   StallDiagnosis d = Classify(rules_, f);
   d.stalled_for_seconds = since;
+  if (stacks != nullptr) d.stacks = *stacks;
   return d;
 }
 

@@ -62,7 +62,9 @@ class Monitor {
   // Features over the recent window (at most rules.window_seconds), or over
   // the last `seconds` when given.
   FeatureSet Features(double seconds = -1) const;
-  StallDiagnosis DiagnoseStall() const;
+  // stacks: the Python stacks captured before classifying (their phase names
+  // the class), or null.
+  StallDiagnosis DiagnoseStall(const StackReport* stacks = nullptr) const;
   // The log's last phase ("" when none).
   std::string Phase() const;
   // Processes of the tree now (pid, start time), dead ones excluded.

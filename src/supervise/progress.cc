@@ -11,23 +11,35 @@ namespace faultline::supervise {
 ProgressTracker::Totals ProgressTracker::Measure(const probe::LiveSample& s) {
   Totals t;
   t.log_bytes = s.log ? s.log->bytes : 0;
-  std::map<std::pair<int64_t, uint64_t>, std::pair<uint64_t, int64_t>> counters;
+  std::map<std::pair<int64_t, uint64_t>, Counters> counters;
   for (const auto& p : s.tree.processes) {
     t.rss += p.rss_bytes;
-    uint64_t io = p.io ? p.io->read_bytes : 0;
-    int64_t pos = 0;
-    for (const auto& w : p.weight_files) pos += std::max<int64_t>(0, w.pos);
+    Counters c;
+    c.read = p.io ? p.io->read_bytes : 0;
+    c.write_bytes = p.io ? p.io->write_bytes : 0;
+    c.wchar = p.io ? p.io->wchar : 0;
+    for (const auto& w : p.weight_files) c.pos += std::max<int64_t>(0, w.pos);
     auto key = std::make_pair(p.pid, p.start_time_ticks);
-    counters[key] = {io, pos};
+    counters[key] = c;
     auto it = last_counters_.find(key);
     if (it != last_counters_.end()) {
-      if (io > it->second.first) read_accum_ += static_cast<int64_t>(io - it->second.first);
-      if (pos > it->second.second) read_accum_ += pos - it->second.second;
+      const Counters& b = it->second;
+      if (c.read > b.read) read_accum_ += static_cast<int64_t>(c.read - b.read);
+      if (c.pos > b.pos) read_accum_ += c.pos - b.pos;
+      // Bytes reaching storage, or written by write() (page cache, pipes,
+      // sockets): the larger of the two, so one write is counted once.
+      uint64_t dw = c.write_bytes > b.write_bytes ? c.write_bytes - b.write_bytes : 0;
+      uint64_t dc = c.wchar > b.wchar ? c.wchar - b.wchar : 0;
+      write_accum_ += static_cast<int64_t>(std::max(dw, dc));
     }
   }
   last_counters_ = std::move(counters);
   t.read_bytes = read_accum_;
-  for (const auto& d : s.gpu.devices) t.gpu += std::max<int64_t>(0, d.memory_used_bytes);
+  t.write_bytes = write_accum_;
+  for (const auto& d : s.gpu.devices) {
+    t.gpu += std::max<int64_t>(0, d.memory_used_bytes);
+    t.gpu_util = std::max(t.gpu_util, d.utilization_percent);
+  }
   for (const auto& c : s.caches) t.cache += c.bytes;
   return t;
 }
@@ -48,6 +60,14 @@ std::vector<std::string> ProgressTracker::Update(const probe::LiveSample& s) {
     if (now.read_bytes - baseline_.read_bytes >= t_.read_bytes) {
       reasons.push_back(
           fmt::format("read +{}", HumanBytes(static_cast<double>(now.read_bytes - baseline_.read_bytes))));
+    }
+    if (now.write_bytes - baseline_.write_bytes >= t_.write_bytes) {
+      reasons.push_back(
+          fmt::format("written +{}", HumanBytes(static_cast<double>(now.write_bytes - baseline_.write_bytes))));
+    }
+    if (now.gpu_util >= 0 && baseline_.gpu_util >= 0 &&
+        std::abs(now.gpu_util - baseline_.gpu_util) >= t_.gpu_util_change) {
+      reasons.push_back(fmt::format("GPU utilisation {}% -> {}%", baseline_.gpu_util, now.gpu_util));
     }
     if (std::llabs(now.rss - baseline_.rss) >= t_.rss_bytes) {
       reasons.push_back(fmt::format("RSS {}", HumanBytes(static_cast<double>(now.rss - baseline_.rss))));

@@ -6,10 +6,12 @@
 #ifndef FAULTLINE_SUPERVISE_STALL_CLASSIFIER_H_
 #define FAULTLINE_SUPERVISE_STALL_CLASSIFIER_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "supervise/features.h"
+#include "supervise/stacks.h"
 #include "supervise/stall_rules.h"
 
 namespace faultline::supervise {
@@ -23,6 +25,7 @@ struct StallDiagnosis {
   std::vector<std::string> matched;  // conditions that held, with values
   std::string last_phase;            // the log's, "unknown" when none
   double stalled_for_seconds = 0;
+  std::optional<StackReport> stacks;  // Python stacks captured before anything was stopped
 };
 
 StallDiagnosis Classify(const StallRules& rules, const FeatureSet& features);

@@ -100,6 +100,7 @@ Result<StallRules> ParseRoot(const YAML::Node& root, const std::string& source) 
       int64_t* out;
     } fields[] = {{"log_bytes", &r.progress.log_bytes},
                   {"read_bytes", &r.progress.read_bytes},
+                  {"write_bytes", &r.progress.write_bytes},
                   {"rss_bytes", &r.progress.rss_bytes},
                   {"gpu_memory_bytes", &r.progress.gpu_memory_bytes},
                   {"cache_bytes", &r.progress.cache_bytes}};
@@ -108,6 +109,11 @@ Result<StallRules> ParseRoot(const YAML::Node& root, const std::string& source) 
       auto v = ParseBytes(p[f.name], source + ": progress." + f.name);
       if (!v.ok()) return v.status();
       *f.out = *v;
+    }
+    if (p["gpu_util_change"]) {
+      double v = p["gpu_util_change"].as<double>(-1);
+      if (!(v > 0 && v <= 100)) return Status::InvalidArgument(source + ": progress.gpu_util_change: 1 to 100");
+      r.progress.gpu_util_change = static_cast<int64_t>(v);
     }
     if (p["tree_change"]) r.progress.tree_change = p["tree_change"].as<bool>();
   }
@@ -153,6 +159,28 @@ Result<StallRules> ParseRoot(const YAML::Node& root, const std::string& source) 
     r.classes.push_back(std::move(sc));
   }
   if (r.classes.empty()) return Status::InvalidArgument(source + ": classes: is empty");
+  for (const auto& m : root["stack_phases"]) {
+    StackPhase sp{m["phase"].as<std::string>(""), m["class"].as<std::string>(""), m["pattern"].as<std::string>("")};
+    std::string where = fmt::format("{}: stack_phases {}", source, sp.phase);
+    RE2 re(sp.pattern, RE2::Quiet);
+    if (sp.phase.empty() || sp.pattern.empty()) return Status::InvalidArgument(where + ": needs phase and pattern");
+    if (!re.ok()) return Status::InvalidArgument(fmt::format("{}: bad regex: {}", where, re.error()));
+    bool known = false;
+    for (const auto& c : r.classes) known |= c.id == sp.class_id;
+    if (!known)
+      return Status::InvalidArgument(fmt::format("{}: class '{}' is not a class of the file", where, sp.class_id));
+    r.stack_phases.push_back(std::move(sp));
+  }
+  for (const auto& m : root["kernel_messages"]) {
+    KernelMessage km{m["kind"].as<std::string>(""), m["pattern"].as<std::string>(""), m["explain"].as<std::string>("")};
+    std::string probe = km.pattern;
+    for (size_t at; (at = probe.find("{pid}")) != std::string::npos;) probe.replace(at, 5, "1");
+    RE2 re(probe, RE2::Quiet);
+    if (km.kind.empty() || !re.ok())
+      return Status::InvalidArgument(
+          fmt::format("{}: kernel_messages {}: needs kind and a valid pattern", source, km.kind));
+    r.kernel_messages.push_back(std::move(km));
+  }
   return r;
 }
 

@@ -15,6 +15,7 @@
 
 #include "probe/live_cache.h"
 #include "supervise/condition.h"
+#include "supervise/stacks.h"
 #include "util/status.h"
 
 namespace faultline::supervise {
@@ -22,9 +23,11 @@ namespace faultline::supervise {
 struct ProgressThresholds {
   int64_t log_bytes = 1;
   int64_t read_bytes = 8 << 20;
+  int64_t write_bytes = 8 << 20;  // storage writes or write() bytes (checkpoints, caches)
   int64_t rss_bytes = 256 << 20;
   int64_t gpu_memory_bytes = 64 << 20;
   int64_t cache_bytes = 1;
+  int64_t gpu_util_change = 20;  // utilisation points moved since the last progress (GPU work)
   bool tree_change = true;
 };
 
@@ -47,6 +50,15 @@ struct PhaseMarker {
   std::string pattern;  // RE2
 };
 
+// A kernel log line (/dev/kmsg) that explains a death. pattern is RE2;
+// "{pid}" in it stands for the dead process's pid (a line without it is
+// taken when it was logged while the job ran: NVRM Xid errors).
+struct KernelMessage {
+  std::string kind;  // "oom-kill", "gpu-xid", ...
+  std::string pattern;
+  std::string explain;  // "killed by the OOM killer"
+};
+
 struct StallRules {
   std::string source;  // "rules/stall.yaml (built in)" or the file given
   ProgressThresholds progress;
@@ -61,6 +73,10 @@ struct StallRules {
   std::map<std::string, std::vector<std::string>> wait_channels;  // group -> wchan names
   std::vector<PhaseMarker> phase_markers;
   std::vector<StallClass> classes;  // tried in order
+  // Frame patterns that name the phase of a stuck Python process, in
+  // priority order (stacks.h); each names the stall class it means.
+  std::vector<StackPhase> stack_phases;
+  std::vector<KernelMessage> kernel_messages;
 };
 
 Result<StallRules> ParseStallRules(const std::string& yaml_text, const std::string& source);

@@ -11,7 +11,10 @@ TEST(StallRulesTest, BuiltinRulesLoad) {
   std::vector<std::string> ids;
   for (const auto& c : rules->classes) ids.push_back(c.id);
   EXPECT_EQ(ids, (std::vector<std::string>{"uninterruptible-io", "weight-loading", "torch-compile", "distributed-init",
-                                           "collective-hang", "gpu-busy-no-progress", "busy-spin", "unknown"}));
+                                           "collective-hang", "gpu-busy-no-progress", "busy-spin", "dataloader",
+                                           "cuda-graph-capture", "unknown"}));
+  EXPECT_GE(rules->stack_phases.size(), 6u);
+  EXPECT_GE(rules->kernel_messages.size(), 3u);
   EXPECT_EQ(rules->progress.read_bytes, 8 << 20);
   EXPECT_FALSE(rules->phase_markers.empty());
   EXPECT_FALSE(rules->cache_dirs.empty());

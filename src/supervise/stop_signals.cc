@@ -9,9 +9,11 @@ namespace {
 
 int g_pipe[2] = {-1, -1};
 volatile sig_atomic_t g_signal = 0;
+volatile sig_atomic_t g_count = 0;
 
 void OnSignal(int sig) {
   g_signal = sig;
+  g_count = g_count + 1;
   char c = 1;
   (void)!write(g_pipe[1], &c, 1);
 }
@@ -32,5 +34,7 @@ int InstallStopSignals() {
 }
 
 int StopSignalReceived() { return g_signal; }
+
+int StopSignalCount() { return g_count; }
 
 }  // namespace faultline::supervise

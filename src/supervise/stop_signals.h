@@ -11,6 +11,8 @@ namespace faultline::supervise {
 int InstallStopSignals();
 // The last stop signal received, 0 if none.
 int StopSignalReceived();
+// How many stop signals arrived so far (a second Ctrl-C kills at once).
+int StopSignalCount();
 
 }  // namespace faultline::supervise
 

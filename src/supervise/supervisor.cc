@@ -17,6 +17,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 
 #include "probe/live_clock.h"
@@ -24,9 +25,11 @@
 #include "rules/redactor.h"
 #include "supervise/child_process.h"
 #include "supervise/keeper.h"
+#include "supervise/kernel_evidence.h"
 #include "supervise/live_record.h"
 #include "supervise/monitor.h"
 #include "supervise/ready_probe.h"
+#include "supervise/stack_capture.h"
 #include "supervise/stop_signals.h"
 #include "supervise/tree_stopper.h"
 
@@ -48,20 +51,43 @@ struct Service {
   std::unique_ptr<RE2> ready_re;
   std::string ready_line;
   double started_at = 0;
+  double kernel_since = 0;
   bool exited = false;
   int wait_status = 0;
+  int64_t log_bytes = 0;       // bytes of output received
+  int64_t log_failed_at = -1;  // the run directory's log is incomplete from here
+  std::string log_error;
 };
 
-void WriteAll(int fd, const char* data, size_t n) {
+// Writes everything; returns 0 or the errno of the failure.
+int WriteAll(int fd, const char* data, size_t n) {
   while (n > 0) {
     ssize_t w = write(fd, data, n);
     if (w < 0) {
       if (errno == EINTR) continue;
-      return;  // a closed terminal must not stop the run
+      return errno;  // a closed terminal must not stop the run
     }
     data += w;
     n -= static_cast<size_t>(w);
   }
+  return 0;
+}
+
+// Writes path atomically (a temporary file, fsync, rename); returns "" or
+// what failed.
+std::string WriteFileAtomically(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return fmt::format("{}: {}", tmp, strerror(errno));
+  int e = WriteAll(fd, text.data(), text.size());
+  if (e == 0 && fsync(fd) != 0) e = errno;
+  if (close(fd) != 0 && e == 0) e = errno;
+  if (e == 0 && rename(tmp.c_str(), path.c_str()) != 0) e = errno;
+  if (e != 0) {
+    unlink(tmp.c_str());
+    return fmt::format("{}: {}", path, strerror(e));
+  }
+  return "";
 }
 
 std::string RunDirName(const std::string& runs_dir, const std::string& name, int64_t wall_millis) {
@@ -107,7 +133,8 @@ class PipelineRun {
   void CheckReady(Service& s);
   std::optional<JobEnd> Step();
   void Finish(std::optional<JobEnd> failure, RunResult* result);
-  void StopAll(bool quiet);
+  void StopAll(bool quiet, bool interrupted = false);
+  int CountRunning();
   JobEnd EndOf(Service& s, Outcome o, std::string detail);
 
   const PipelineSpec& spec_;
@@ -129,6 +156,9 @@ class PipelineRun {
   double next_sample_ = 0;
   double next_status_ = 0;
   bool multi_ = false;
+  std::string marker_;  // FAULTLINE_RUN_ID=... in every child's environment
+  std::optional<StackBootstrap> stacks_;
+  int64_t oom_kills_before_ = -1;
 };
 
 void PipelineRun::Emit(const nlohmann::json& record) {
@@ -177,6 +207,19 @@ Status PipelineRun::Start(Service& s) {
     for (int g : s.spec->gpus) devices += (devices.empty() ? "" : ",") + std::to_string(g);
     so.env["CUDA_VISIBLE_DEVICES"] = devices;
   }
+  // Python writes its output line by line, as on a terminal, unless the
+  // user chose otherwise (PYTHONUNBUFFERED set in either environment).
+  if (!s.spec->env.count("PYTHONUNBUFFERED") && getenv("PYTHONUNBUFFERED") == nullptr) {
+    so.env["PYTHONUNBUFFERED"] = "1";
+  }
+  size_t eq = marker_.find('=');
+  so.env[marker_.substr(0, eq)] = marker_.substr(eq + 1);
+  if (stacks_) {
+    auto it = s.spec->env.find("PYTHONPATH");
+    const char* outer = getenv("PYTHONPATH");
+    std::string user = it != s.spec->env.end() ? it->second : outer ? outer : "";
+    for (const auto& [k, v] : stacks_->Env(user)) so.env[k] = v;
+  }
   s.log_path = fmt::format("{}/{}.log", run_dir_, s.spec->name);
   s.log_fd = open(s.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (s.log_fd < 0) return Status::IoError(fmt::format("{}: {}", s.log_path, strerror(errno)));
@@ -188,6 +231,7 @@ Status PipelineRun::Start(Service& s) {
   keeper_->TrackProcess(s.child.pid, s.start_ticks);
   s.state = State::kRunning;
   s.started_at = clock_->MonotonicSeconds();
+  s.kernel_since = KernelClockSeconds();
   MonitorOptions mo;
   mo.roots = {s.child.pid};
   mo.log_path = s.log_path;
@@ -225,7 +269,20 @@ void PipelineRun::ReadOutput(Service& s, bool to_terminal) {
       return;
     }
     if (n < 0) return;  // EAGAIN: nothing more now
-    WriteAll(s.log_fd, buf, static_cast<size_t>(n));
+    if (s.log_failed_at < 0) {
+      int e = WriteAll(s.log_fd, buf, static_cast<size_t>(n));
+      if (e != 0) {
+        // The terminal keeps every line; the run directory's copy stops here.
+        off_t at = lseek(s.log_fd, 0, SEEK_END);
+        s.log_failed_at = at >= 0 ? static_cast<int64_t>(at) : s.log_bytes;
+        s.log_error = strerror(e);
+        Say(
+            fmt::format("faultline: warning: writing {} failed at byte {}: {}; the terminal keeps every line, the "
+                        "run directory's log is incomplete from there",
+                        s.log_path, s.log_failed_at, s.log_error));
+      }
+    }
+    s.log_bytes += n;
     std::string_view data(buf, static_cast<size_t>(n));
     // Readiness by log line, and the terminal copy (prefixed in a pipeline).
     std::string text = s.partial + std::string(data);
@@ -334,6 +391,17 @@ std::optional<JobEnd> PipelineRun::Step() {
                              : fmt::format("killed by signal {} ({})", e.term_signal.value_or(0),
                                            strsignal(e.term_signal.value_or(0)));
       if (!s.spec->is_job && e.exit_code && *e.exit_code == 0) e.detail += " (a service must keep running)";
+      if (!ok && (e.term_signal || s.log_bytes == 0)) {
+        KernelEvidence k = ExplainDeath(rules_.kernel_messages, s.child.pid, s.kernel_since, oom_kills_before_);
+        e.kernel_explain = k.explain;
+        e.kernel_lines = k.lines;
+        e.kernel_notes = k.notes;
+        if (k.explain.empty() && e.term_signal == SIGKILL) {
+          e.kernel_notes.push_back(
+              "no kernel record of this kill: it came from another process (kill -9, a scheduler's time "
+              "limit, a container runtime)");
+        }
+      }
       Emit(EventRecord("exited", s.spec->name, clock_->WallMillis(),
                        {{"pid", s.child.pid},
                         {"exit_code", e.exit_code ? nlohmann::json(*e.exit_code) : nlohmann::json(nullptr)},
@@ -343,7 +411,7 @@ std::optional<JobEnd> PipelineRun::Step() {
         return e;
       }
       s.state = State::kCompleted;
-      Say(fmt::format("faultline: {} completed after {}", s.spec->name, HumanSeconds(e.elapsed_seconds)));
+      if (multi_) Say(fmt::format("faultline: {} completed after {}", s.spec->name, HumanSeconds(e.elapsed_seconds)));
       // Whatever it left running is stopped now.
       auto members = s.monitor->Members();
       if (!members.empty()) {
@@ -355,7 +423,9 @@ std::optional<JobEnd> PipelineRun::Step() {
     if (s.state == State::kRunning && s.spec->ready.timeout > 0 && running_for >= s.spec->ready.timeout) {
       JobEnd e = EndOf(s, Outcome::kTimeout, fmt::format("not ready after {}", HumanSeconds(running_for)));
       s.monitor->Tick(nullptr, /*detail=*/true);
-      e.stall = s.monitor->DiagnoseStall();
+      std::optional<StackReport> stacks;
+      if (stacks_) stacks = CaptureStacks(s.monitor->Members(), *stacks_, rules_.stack_phases);
+      e.stall = s.monitor->DiagnoseStall(stacks ? &*stacks : nullptr);
       s.state = State::kFailed;
       return e;
     }
@@ -377,7 +447,10 @@ std::optional<JobEnd> PipelineRun::Step() {
       if (s.state == State::kRunning && s.monitor->Stalled()) {
         s.monitor->Tick(nullptr, /*detail=*/true);  // fresh thread states and sockets for the classifier
         JobEnd e = EndOf(s, Outcome::kStalled, "");
-        e.stall = s.monitor->DiagnoseStall();
+        // Where each Python process is, before anything is stopped.
+        std::optional<StackReport> stacks;
+        if (stacks_) stacks = CaptureStacks(s.monitor->Members(), *stacks_, rules_.stack_phases);
+        e.stall = s.monitor->DiagnoseStall(stacks ? &*stacks : nullptr);
         e.detail = fmt::format("no progress for {}", HumanSeconds(e.stall->stalled_for_seconds));
         s.state = State::kFailed;
         return e;
@@ -401,7 +474,19 @@ std::optional<JobEnd> PipelineRun::Step() {
   return std::nullopt;
 }
 
-void PipelineRun::StopAll(bool quiet) {
+int PipelineRun::CountRunning() {
+  std::set<int64_t> pids;
+  for (auto& s : services_) {
+    if (s.child.pid > 0 && !s.exited) pids.insert(s.child.pid);
+    if (s.monitor) {
+      for (const auto& m : s.monitor->Members()) pids.insert(m.first);
+    }
+  }
+  for (const auto& m : ProcessesMarked(marker_, keeper_ ? keeper_->pid() : -1)) pids.insert(m.first);
+  return static_cast<int>(pids.size());
+}
+
+void PipelineRun::StopAll(bool quiet, bool interrupted) {
   std::vector<pid_t> groups;
   std::vector<ProcessId> members;
   for (auto& s : services_) {
@@ -414,12 +499,27 @@ void PipelineRun::StopAll(bool quiet) {
       }
     }
   }
-  // Orphans re-parented to us (we are a subreaper) that the monitors missed.
-  for (const auto& c : ChildrenOfSelf(keeper_ ? keeper_->pid() : -1)) members.push_back(c);
-  StopReport r = StopProcesses(groups, members, spec_.grace_period, [this] { Reap(); });
+  // Orphans re-parented to us (we are a subreaper) that the monitors missed,
+  // and whatever carries the run's marker (setsid daemons).
+  pid_t keeper = keeper_ ? keeper_->pid() : -1;
+  for (const auto& c : ChildrenOfSelf(keeper)) members.push_back(c);
+  for (const auto& c : ProcessesMarked(marker_, keeper)) members.push_back(c);
+  if (interrupted) {
+    std::set<int64_t> n;
+    for (const auto& m : members) n.insert(m.first);
+    Say(fmt::format("faultline: stopping {} process(es) (grace {}), Ctrl-C again to kill", n.size(),
+                    HumanSeconds(spec_.grace_period)));
+  }
+  auto kill_now = [interrupted] { return interrupted && StopSignalCount() >= 2; };
+  StopReport r = StopProcesses(
+      groups, members, spec_.grace_period, [this] { Reap(); }, kill_now);
+  if (kill_now()) Say("faultline: second Ctrl-C: killed what was left");
   // A last sweep for anything forked during the stop.
-  std::vector<ProcessId> late = ChildrenOfSelf(keeper_ ? keeper_->pid() : -1);
+  std::vector<ProcessId> late = ChildrenOfSelf(keeper);
+  for (const auto& c : ProcessesMarked(marker_, keeper)) late.push_back(c);
   if (!late.empty()) StopProcesses({}, late, 1.0, [this] { Reap(); });
+  SweepMarked(
+      marker_, 0.5, [this] { Reap(); }, keeper);
   for (auto& s : services_) {
     ReadOutput(s, false);
     if (s.child.output_fd >= 0) {
@@ -450,32 +550,60 @@ void PipelineRun::StopAll(bool quiet) {
 
 void PipelineRun::Finish(std::optional<JobEnd> end, RunResult* result) {
   JobEnd e = *end;
+  for (const auto& s : services_) {
+    if (s.spec->name == e.service && s.log_failed_at >= 0) {
+      e.log_incomplete_from = s.log_failed_at;
+      e.log_write_error = s.log_error;
+    }
+  }
   Emit(EventRecord("stopping", e.service, clock_->WallMillis(), {{"reason", OutcomeName(e.outcome)}}));
   nlohmann::json triage = nullptr;
   if (IsFailure(e.outcome)) {
     // The diagnosis first (death to diagnosis must be fast), the stop after.
     std::ostringstream text;
     text << EndHeadline(e) << "\n";
+    for (const auto& l : e.kernel_lines) text << "  " << l << "\n";
+    for (const auto& n : e.kernel_notes) text << "  (" << n << ")\n";
+    if (e.log_incomplete_from >= 0) {
+      text << fmt::format(
+          "  the log in the run directory is incomplete from byte {} ({}); the terminal had every line\n",
+          e.log_incomplete_from, e.log_write_error);
+    }
     if (e.stall) PrintStall(*e.stall, text);
     if (!options_.json) {
       out_ << text.str();
       if (!e.log_path.empty()) out_ << fmt::format("\nDiagnosis of {}:\n", e.log_path);
       out_.flush();
     }
-    if (!e.log_path.empty() && diagnose_) triage = diagnose_(e.log_path, !options_.json, out_);
-    Emit(DiagnosisRecord(e, clock_->WallMillis(), triage));
-    std::ofstream(run_dir_ + "/diagnosis.txt") << text.str();
-    nlohmann::json diagnosis = DiagnosisRecord(e, clock_->WallMillis(), triage);
-    rules::Secrets().Json(&diagnosis);
-    std::ofstream(run_dir_ + "/diagnosis.json")
-        << diagnosis.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    if (!e.log_path.empty() && diagnose_) triage = diagnose_(e.log_path, !options_.json, out_, e.outcome);
+    nlohmann::json record = DiagnosisRecord(e, clock_->WallMillis(), triage);
+    Emit(record);
+    std::string failed = WriteFileAtomically(run_dir_ + "/diagnosis.txt", text.str());
+    nlohmann::json diagnosis = record;
+    rules::Secrets().Json(&diagnosis);  // Emit() redacts its copy; this one too
+    std::string failed_json = WriteFileAtomically(
+        run_dir_ + "/diagnosis.json", diagnosis.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    for (const auto& f : {failed, failed_json}) {
+      if (!f.empty()) Say(fmt::format("faultline: warning: the diagnosis was not saved: {} (it is printed above)", f));
+    }
+    if (e.stall && e.stall->stacks) {
+      WriteFileAtomically(run_dir_ + "/stacks.txt", StacksText(*e.stall->stacks, 1000));
+    }
   } else {
     Emit(DiagnosisRecord(e, clock_->WallMillis(), nullptr));
   }
-  StopAll(false);
+  StopAll(false, e.outcome == Outcome::kInterrupted);
   if (!IsFailure(e.outcome)) Say(EndHeadline(e));
   Say(fmt::format("faultline: logs in {}", run_dir_));
   result->exit_code = e.outcome == Outcome::kCompleted ? 0 : e.outcome == Outcome::kInterrupted ? 130 : 1;
+  // A job that failed with nothing to explain it (no error in its log, no
+  // kernel record) ends with its own exit status, as a shell would.
+  bool explained =
+      !e.kernel_explain.empty() || (triage.is_object() && !triage.value("root_cause", nlohmann::json()).is_null());
+  if (e.outcome == Outcome::kDied && !explained) {
+    if (e.exit_code && *e.exit_code != 0) result->exit_code = *e.exit_code;
+    if (e.term_signal) result->exit_code = 128 + *e.term_signal;
+  }
   result->ends.push_back(std::move(e));
 }
 
@@ -490,8 +618,18 @@ Result<RunResult> PipelineRun::Run() {
   if (ec) return Status::IoError(fmt::format("{}: {}", run_dir_, ec.message()));
   result.run_dir = run_dir_;
   records_.open(run_dir_ + "/live.jsonl");
+  marker_ = fmt::format("FAULTLINE_RUN_ID={}-{}", getpid(), clock_->WallMillis());
+  if (options_.stacks) {
+    auto b = PrepareStackBootstrap(run_dir_);
+    if (b.ok()) {
+      stacks_ = *b;
+    } else {
+      Say(fmt::format("faultline: warning: no stack capture: {}", b.status().message()));
+    }
+  }
+  oom_kills_before_ = CgroupOomKills();
   // The keeper is forked before any thread starts.
-  auto keeper = Keeper::Start(spec_.grace_period);
+  auto keeper = Keeper::Start(spec_.grace_period, marker_);
   if (!keeper.ok()) return keeper.status();
   keeper_ = std::move(*keeper);
   if (options_.on_run_dir) options_.on_run_dir(run_dir_);

@@ -29,7 +29,9 @@ namespace faultline::supervise {
 
 // Diagnoses a log: prints the human report to out when print_text, and
 // returns the faultline.triage/1 JSON (null when the log could not be read).
-using LogDiagnoser = std::function<nlohmann::json(const std::string& log_path, bool print_text, std::ostream& out)>;
+// outcome: how the job ended (a death is never called a stall).
+using LogDiagnoser =
+    std::function<nlohmann::json(const std::string& log_path, bool print_text, std::ostream& out, Outcome outcome)>;
 
 struct SupervisorOptions {
   std::string runs_dir = "runs";
@@ -41,6 +43,9 @@ struct SupervisorOptions {
   // Called once the run directory exists and the keeper is forked, before
   // any process starts: the place to start threads (the dashboard).
   std::function<void(const std::string& run_dir)> on_run_dir;
+  // Python children get faultline's bootstrap sitecustomize (stack capture
+  // on a stall); false: --no-stacks.
+  bool stacks = true;
 };
 
 struct RunResult {

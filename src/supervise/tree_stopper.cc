@@ -47,9 +47,55 @@ std::vector<ProcessId> ChildrenOfSelf(pid_t keep) {
   return out;
 }
 
-StopReport StopProcesses(const std::vector<pid_t>& groups, const std::vector<ProcessId>& members, double grace,
-                         const std::function<void()>& reap) {
+std::vector<ProcessId> ProcessesMarked(const std::string& marker, pid_t keep) {
+  auto fs = probe::NewRealProcFs();
+  std::vector<ProcessId> out;
+  if (marker.empty()) return out;
+  int64_t self = getpid();
+  for (const auto& name : fs->ListDir("/proc")) {
+    if (name.empty() || name[0] < '0' || name[0] > '9') continue;
+    int64_t pid = std::stoll(name);
+    if (pid == self || pid == keep) continue;
+    auto env = fs->ReadFile("/proc/" + name + "/environ", 1 << 20);
+    if (!env) continue;
+    // NUL-separated KEY=VALUE entries; the marker must be a whole entry.
+    size_t at = 0;
+    bool found = false;
+    while (at < env->size() && !found) {
+      size_t end = env->find('\0', at);
+      if (end == std::string::npos) end = env->size();
+      found = env->compare(at, end - at, marker) == 0;
+      at = end + 1;
+    }
+    if (!found) continue;
+    auto st = ReadStat(fs.get(), pid);
+    if (st && st->state != 'Z' && st->state != 'X') out.emplace_back(pid, st->start_time_ticks);
+  }
+  return out;
+}
+
+int SweepMarked(const std::string& marker, double grace, const std::function<void()>& reap, pid_t keep, int rounds) {
+  int total = 0;
+  for (int i = 0; i < rounds; ++i) {
+    auto left = ProcessesMarked(marker, keep);
+    if (left.empty()) break;
+    StopReport r = StopProcesses({}, left, i == 0 ? grace : 0.2, reap);
+    total += r.signalled;
+  }
+  return total;
+}
+
+StopReport StopProcesses(const std::vector<pid_t>& groups, const std::vector<ProcessId>& given, double grace,
+                         const std::function<void()>& reap, const std::function<bool()>& kill_now) {
   StopReport report;
+  // Each process once, however many lists named it.
+  std::vector<ProcessId> members;
+  {
+    std::set<ProcessId> seen;
+    for (const auto& m : given) {
+      if (seen.insert(m).second) members.push_back(m);
+    }
+  }
   double start = Now();
   auto alive = [&](const ProcessId& m) { return StartTimeOf(m.first) == m.second && m.second != 0; };
   auto group_alive = [](pid_t g) { return g > 0 && killpg(g, 0) == 0; };
@@ -76,6 +122,7 @@ StopReport StopProcesses(const std::vector<pid_t>& groups, const std::vector<Pro
       }
     }
     if (!any) break;
+    if (kill_now && kill_now()) break;
     usleep(20000);
   }
   for (const auto& m : members) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -29,8 +30,22 @@ uint64_t StartTimeOf(int64_t pid);
 
 // REQUIRES: reap() reaps exited children of this process (waitpid WNOHANG
 // loop) so that they stop counting as alive.
+// kill_now, when given, is asked during the grace period: true ends it at
+// once (a second Ctrl-C). Each process appears once in the report.
 StopReport StopProcesses(const std::vector<pid_t>& groups, const std::vector<ProcessId>& members, double grace_seconds,
-                         const std::function<void()>& reap);
+                         const std::function<void()>& reap, const std::function<bool()>& kill_now = nullptr);
+
+// Living processes whose environment holds `marker` (e.g.
+// "FAULTLINE_RUN_ID=...": every process `run` starts inherits it, setsid
+// daemons included), except this process and `keep`. The way to find what
+// escaped both the process groups and the tree.
+std::vector<ProcessId> ProcessesMarked(const std::string& marker, pid_t keep = -1);
+
+// Stops marked processes until none is left: StopProcesses with `grace`,
+// then SIGKILL rounds for what forks meanwhile (at most `rounds`). Returns
+// how many were signalled in all.
+int SweepMarked(const std::string& marker, double grace_seconds, const std::function<void()>& reap, pid_t keep = -1,
+                int rounds = 20);
 
 // Living children of this process (orphans re-parented to a subreaper
 // included), except `keep`.

@@ -5,14 +5,38 @@
 #include <poll.h>
 #include <re2/re2.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
 
 #include "supervise/child_process.h"
+#include "supervise/stack_capture.h"
 #include "supervise/stop_signals.h"
 
 namespace faultline::supervise {
+namespace {
+
+// The exit status of a process that just exited and is not reaped yet (a
+// zombie): the last field of /proc/PID/stat (Linux 3.5+). False when its
+// parent reaped it first.
+bool ZombieStatus(probe::ProcFs* fs, int64_t pid, JobEnd* end) {
+  auto text = fs->ReadFile("/proc/" + std::to_string(pid) + "/stat", 4096);
+  if (!text) return false;
+  size_t close = text->rfind(')');
+  if (close == std::string::npos || close + 2 >= text->size() || (*text)[close + 2] != 'Z') return false;
+  std::string t = *text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+  size_t sp = t.rfind(' ');
+  if (sp == std::string::npos) return false;
+  int status = std::atoi(t.c_str() + sp + 1);
+  if (WIFEXITED(status)) end->exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) end->term_signal = WTERMSIG(status);
+  return end->exit_code || end->term_signal;
+}
+
+}  // namespace
 
 JobEnd Watch(const WatchOptions& options, const StallRules& rules, probe::ProcFs* fs, probe::Clock* clock,
              probe::GpuUsageSource* gpu, int stop_fd, const std::function<void(const Monitor&, double)>& on_status) {
@@ -86,14 +110,24 @@ JobEnd Watch(const WatchOptions& options, const StallRules& rules, probe::ProcFs
       pollfd p{fd, POLLIN, 0};
       if (fd >= 0 && poll(&p, 1, 0) == 1) {
         end.pid = pid;
+        bool known = ZombieStatus(fs, pid, &end);
         monitor.Tick(on_line);  // the last log lines
-        return finish(Outcome::kDied, fmt::format("process {} exited", pid));
+        if (known && end.exit_code && *end.exit_code == 0) {
+          return finish(Outcome::kCompleted, fmt::format("process {} exited with code 0", pid));
+        }
+        if (known) {
+          return finish(Outcome::kDied, end.exit_code
+                                            ? fmt::format("process {} exited with code {}", pid, *end.exit_code)
+                                            : fmt::format("process {} was killed by signal {} ({})", pid,
+                                                          *end.term_signal, strsignal(*end.term_signal)));
+        }
+        return finish(Outcome::kDied, fmt::format("exit status unknown: its parent reaped process {} first", pid));
       }
     }
     if (int64_t pid = dead_pid()) {
       end.pid = pid;
       monitor.Tick(on_line);
-      return finish(Outcome::kDied, fmt::format("process {} exited", pid));
+      return finish(Outcome::kDied, fmt::format("exit status unknown: process {} is gone", pid));
     }
     if (stop_fd >= 0) {
       pollfd p{stop_fd, POLLIN, 0};
@@ -112,7 +146,14 @@ JobEnd Watch(const WatchOptions& options, const StallRules& rules, probe::ProcFs
       if (!ready_line.empty()) return finish(Outcome::kReady, fmt::format("log line matched: {}", ready_line));
       if (monitor.Stalled() && options.stop_on_stall) {
         monitor.Tick(on_line, /*detail=*/true);  // fresh thread states and sockets for the classifier
-        end.stall = monitor.DiagnoseStall();
+        if (options.stacks) {
+          std::vector<int64_t> pids;
+          for (const auto& m : monitor.Members()) pids.push_back(m.first);
+          StackReport stacks = PySpyStacks(pids, rules.stack_phases);
+          end.stall = monitor.DiagnoseStall(&stacks);
+        } else {
+          end.stall = monitor.DiagnoseStall();
+        }
         return finish(Outcome::kStalled,
                       fmt::format("no progress for {}", HumanSeconds(end.stall->stalled_for_seconds)));
       }

@@ -30,6 +30,7 @@ struct WatchOptions {
   double stall_after = 300;
   double timeout = 0;         // 0 = none
   bool stop_on_stall = true;  // false: keep watching after reporting
+  bool stacks = true;         // py-spy dump of the Python processes on a stall, when installed
 };
 
 // on_status: called every status_interval with the monitor. stop_fd: a fd

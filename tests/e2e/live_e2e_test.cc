@@ -21,6 +21,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -250,9 +251,11 @@ TEST_F(LiveE2eTest, WaitReadyDiagnosesACrashWithinASecond) {
                           "--quiet"});
   death.thread.join();
   EXPECT_EQ(t.exit_code, 1) << t.err;
-  EXPECT_NE(t.out.find("died"), std::string::npos) << t.out;
+  // "died" when faultline read the exit status of the zombie, "exited"
+  // when the parent (this test's DeathClock) reaped it first.
+  EXPECT_NE(t.out.find("faultline: process " + std::to_string(pid)), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("AssertionError: DP adjusted local rank 3 is out of bounds."), std::string::npos) << t.out;
-  double headline = t.FirstLine("died") - death.died;
+  double headline = t.FirstLine("faultline: process") - death.died;
   double full = t.ended - death.died;
   Report("death_to_headline_s", headline);
   Report("death_to_full_diagnosis_s", full);
@@ -296,8 +299,8 @@ class StallTest : public LiveE2eTest {
     std::vector<std::string> args = c.args;
     pid_t pid = Start(StandIn(args), log);
     Timed t = RunFaultline({"wait-ready", "--url", "http://127.0.0.1:" + std::to_string(FreePort()) + "/health",
-                            "--pid", std::to_string(pid), "--log", log, "--timeout", "60s", "--stall-after", c.stall_after,
-                            "--no-gpu", "--quiet", "--json"});
+                            "--pid", std::to_string(pid), "--log", log, "--timeout", "60s", "--stall-after",
+                            c.stall_after, "--no-gpu", "--quiet", "--json"});
     EXPECT_EQ(t.exit_code, 1) << t.out << t.err;
     ASSERT_FALSE(t.lines.empty()) << t.err;
     nlohmann::json record = nlohmann::json::parse(t.lines.back().second, nullptr, false);
@@ -335,7 +338,8 @@ TEST_F(StallTest, SleepingInARendezvousIsDistributedInit) {
 TEST_F(StallTest, ReadingWeightsSlowlyIsWeightLoading) {
   Check({{"--replay", kStartupLog, "--lines", "17", "--then", "read-weights", "--weights",
           Path("model-00001-of-00002.safetensors"), "--size", std::to_string(16 << 20), "--rate", "262144"},
-         "weight-loading", "8s"});
+         "weight-loading",
+         "8s"});
 }
 
 TEST_F(LiveE2eTest, RunStopsATreeThatIgnoresSigterm) {
@@ -364,6 +368,22 @@ TEST_F(LiveE2eTest, RunStopsATreeThatIgnoresSigterm) {
   EXPECT_NE(t.out.find("STALLED"), std::string::npos) << t.out;
   EXPECT_NE(t.err.find("ignored SIGTERM and were killed"), std::string::npos) << t.err;
   EXPECT_TRUE(NoneLeft(tag_, 0.5)) << "left behind: " << Tagged(tag_).size();
+  // killed_after_grace lists each pid once.
+  std::string run_dir;
+  for (const auto& e : fs::directory_iterator(Path("runs"))) run_dir = e.path();
+  std::ifstream records(run_dir + "/live.jsonl");
+  std::string line;
+  bool seen = false;
+  while (std::getline(records, line)) {
+    auto r = nlohmann::json::parse(line, nullptr, false);
+    if (r.value("event", "") != "stopped") continue;
+    seen = true;
+    std::set<int64_t> unique;
+    for (const auto& p : r["killed_after_grace"]) unique.insert(p.get<int64_t>());
+    EXPECT_EQ(unique.size(), r["killed_after_grace"].size()) << line;
+    EXPECT_GE(unique.size(), 1u);
+  }
+  EXPECT_TRUE(seen);
 }
 
 TEST_F(LiveE2eTest, RunDiagnosesACrashAndKeepsTheWholeLog) {
@@ -480,6 +500,305 @@ TEST_F(LiveE2eTest, WatchPrintsStatusAndValidJson) {
 #endif
   kill(-pid, SIGKILL);
   waitpid(pid, nullptr, 0);
+}
+
+// ---- issue 11: never kill a healthy job; stacks; deaths explained ----
+
+// Writes a Python script into the test directory.
+std::string Script(const fs::path& dir, const std::string& name, const std::string& body) {
+  std::string path = (dir / name).string();
+  std::ofstream(path) << body;
+  return path;
+}
+
+std::string RunDirIn(const std::string& runs) {
+  std::string run_dir;
+  for (const auto& e : fs::directory_iterator(runs)) run_dir = e.path();
+  return run_dir;
+}
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in, nullptr, false);
+}
+
+void CheckSchema(const nlohmann::json& record) {
+  std::ifstream schema_file(kSource + "/docs/live.schema.json");
+  nlohmann::json schema = nlohmann::json::parse(schema_file);
+#ifdef FAULTLINE_HAVE_SCHEMA_CHECK
+  for (const auto& problem : faultline::testing::ValidateSchema(schema, record)) ADD_FAILURE() << problem;
+#endif
+}
+
+// print() without flush, every 0.5 s, to a pipe: Python block-buffers it
+// unless PYTHONUNBUFFERED is set, which run does for its children.
+TEST_F(LiveE2eTest, RunLetsABufferedPrinterFinishAndShowsItsLinesAsTheyCome) {
+  std::string job = Script(dir_, "job.py",
+                           "import sys, time\n"
+                           "for i in range(16):\n"
+                           "    print('step %d/16 loss 0.5' % (i + 1))\n"
+                           "    time.sleep(0.5)\n");
+  Timed t = RunFaultline({"run", "--no-gpu", "--stall-after", "3s", "--status-every", "0", "--runs-dir", Path("runs"),
+                          "--", "python3", job, tag_});
+  EXPECT_EQ(t.exit_code, 0) << t.out << t.err;
+  EXPECT_NE(t.out.find("step 16/16"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("STALLED"), std::string::npos) << t.out;
+  // Line by line: the first step reached the terminal seconds before the last.
+  double first = t.FirstLine("step 1/16"), last = t.FirstLine("step 16/16");
+  ASSERT_GT(first, 0);
+  EXPECT_GT(last - first, 5.0);
+  Report("first_to_last_line_s", last - first);
+  // Announced once.
+  size_t n = 0;
+  for (size_t at = 0; (at = t.err.find("completed after", at)) != std::string::npos; ++at) ++n;
+  EXPECT_EQ(n, 1u) << t.err;
+  // With PYTHONUNBUFFERED=0 chosen by the user, the output is buffered: it
+  // arrives at the end, all at once (the user's choice is kept).
+  Timed b = RunFaultline({"run", "--no-gpu", "--stall-after", "30s", "--status-every", "0", "--runs-dir", Path("runs2"),
+                          "--", "python3", job, tag_},
+                         {{"PYTHONUNBUFFERED", ""}});
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_LT(b.FirstLine("step 16/16") - b.FirstLine("step 1/16"), 1.0);
+}
+
+// A job writing a checkpoint at ~40 MiB/s and printing nothing: writes are
+// progress, and a file open for writing is never "weights read".
+TEST_F(LiveE2eTest, RunLetsACheckpointWriterFinish) {
+  std::string job = Script(dir_, "ckpt.py",
+                           "import os, sys, time\n"
+                           "d = sys.argv[1]\n"
+                           "chunk = os.urandom(1 << 20)\n"
+                           "for name in ['__0_0.distcp', 'model.bin']:\n"
+                           "    with open(os.path.join(d, name), 'wb') as f:\n"
+                           "        end = time.time() + 4\n"
+                           "        while time.time() < end:\n"
+                           "            if f.tell() >= 32 << 20: f.seek(0)\n"
+                           "            f.write(chunk); f.flush(); time.sleep(0.025)\n"
+                           "print('saved')\n");
+  Timed t = RunFaultline({"run", "--no-gpu", "--stall-after", "3s", "--status-every", "1s", "--runs-dir", Path("runs"),
+                          "--", "python3", job, dir_.string(), tag_});
+  EXPECT_EQ(t.exit_code, 0) << t.out << t.err;
+  EXPECT_NE(t.out.find("saved"), std::string::npos) << t.out;
+  EXPECT_EQ(t.err.find("weights"), std::string::npos) << t.err;
+  // No status record shows a weight file.
+  std::ifstream records(RunDirIn(Path("runs")) + "/live.jsonl");
+  std::string line;
+  int statuses = 0;
+  while (std::getline(records, line)) {
+    auto r = nlohmann::json::parse(line, nullptr, false);
+    if (r.value("type", "") != "status") continue;
+    ++statuses;
+    for (const auto& p : r["processes"]) EXPECT_TRUE(p.value("weight_files", nlohmann::json::array()).empty()) << line;
+  }
+  EXPECT_GE(statuses, 4);
+}
+
+TEST_F(LiveE2eTest, RunExplainsASigkillAndNeverCallsItAStall) {
+  Timed t = RunFaultline({"run", "--no-gpu", "--status-every", "0", "--runs-dir", Path("runs"), "--", "sh", "-c",
+                          "echo loading; kill -9 $$"});
+  EXPECT_EQ(t.exit_code, 128 + 9) << t.out << t.err;
+  EXPECT_NE(t.out.find("killed by signal 9"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("stalled"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("still running"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("no kernel record of this kill"), std::string::npos) << t.out;
+  nlohmann::json d = ReadJson(RunDirIn(Path("runs")) + "/diagnosis.json");
+  EXPECT_EQ(d["outcome"], "died");
+  EXPECT_EQ(d["signal"], 9);
+  EXPECT_NE(d["triage"]["verdict"], "stalled");
+  CheckSchema(d);
+}
+
+TEST_F(LiveE2eTest, RunExitsWithTheChildsCodeWhenNothingExplainsIt) {
+  Timed t = RunFaultline(
+      {"run", "--no-gpu", "--status-every", "0", "--runs-dir", Path("runs"), "--", "sh", "-c", "echo working; exit 3"});
+  EXPECT_EQ(t.exit_code, 3) << t.out << t.err;
+  EXPECT_NE(t.out.find("exited with code 3"), std::string::npos) << t.out;
+}
+
+// A cgroup with a 48 MiB limit and a Python process allocating past it: the
+// kernel's OOM killer, named from /dev/kmsg and the cgroup's counter.
+TEST_F(LiveE2eTest, RunNamesTheOomKillerOfAMemoryCgroup) {
+  std::string cg;
+  for (std::string base : {"/sys/fs/cgroup/memory", "/sys/fs/cgroup"}) {
+    std::ifstream self("/proc/self/cgroup");
+    std::string line, path;
+    while (std::getline(self, line)) {
+      if (base.find("memory") != std::string::npos ? line.find(":memory:") != std::string::npos
+                                                   : line.rfind("0::", 0) == 0) {
+        path = line.substr(line.rfind(':') + 1);
+      }
+    }
+    if (path.empty()) continue;
+    std::string dir = base + path + "/" + tag_;
+    std::error_code ec;
+    fs::create_directory(dir, ec);
+    if (ec) continue;
+    std::string limit = base.find("memory") != std::string::npos ? "/memory.limit_in_bytes" : "/memory.max";
+    std::ofstream(dir + limit) << (48 << 20);
+    std::ofstream swap(dir + (limit == "/memory.max" ? "/memory.swap.max" : "/memory.memsw.limit_in_bytes"));
+    swap << (limit == "/memory.max" ? "0" : std::to_string(48 << 20));
+    cg = dir;
+    break;
+  }
+  if (cg.empty()) GTEST_SKIP() << "no writable memory cgroup here";
+  Timed t = RunFaultline(
+      {"run", "--no-gpu", "--status-every", "0", "--runs-dir", Path("runs"), "--", "sh", "-c",
+       "echo $$ > " + cg + "/cgroup.procs && exec python3 -c \"a = []\nwhile True: a.append(bytearray(1 << 20))\""});
+  rmdir(cg.c_str());
+  EXPECT_EQ(t.exit_code, 1) << t.out << t.err;
+  EXPECT_NE(t.out.find("killed by the OOM killer"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("kernel: "), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("stalled"), std::string::npos) << t.out;
+}
+
+// A job whose child double-forks a setsid daemon: SIGKILL faultline; the
+// keeper finds the daemon by the run's environment marker and stops it.
+TEST_F(LiveE2eTest, KillingFaultlineStopsASetsidDaemonToo) {
+  std::string job = Script(dir_, "daemonize.py",
+                           "import os, sys, time\n"
+                           "if os.fork() == 0:\n"
+                           "    os.setsid()\n"
+                           "    if os.fork() == 0:\n"
+                           "        os.execvp('python3', ['python3', '-c', 'import time\\nwhile True: time.sleep(1)', "
+                           "sys.argv[1] + '-daemon'])\n"
+                           "    os._exit(0)\n"
+                           "print('daemon started', flush=True)\n"
+                           "time.sleep(3600)\n");
+  std::thread killer;
+  Timed t = RunFaultline({"run", "--no-gpu", "--grace", "1s", "--status-every", "0", "--runs-dir", Path("runs"), "--",
+                          "python3", job, tag_},
+                         {}, [&](pid_t pid) {
+                           killer = std::thread([this, pid] {
+                             double end = Now() + 10;
+                             while (Now() < end && Tagged(tag_ + "-daemon").empty()) usleep(20000);
+                             usleep(200000);
+                             kill(pid, SIGKILL);
+                           });
+                         });
+  killer.join();
+  EXPECT_EQ(t.exit_code, 128 + SIGKILL);
+  double start = Now();
+  bool none = NoneLeft(tag_, 5);
+  Report("processes_left_after_sigkill", static_cast<double>(Tagged(tag_).size()));
+  Report("cleanup_s", Now() - start);
+  EXPECT_TRUE(none) << "left behind: " << Tagged(tag_).size();
+}
+
+// The run directory on a full disk (a 64 KiB tmpfs): the terminal keeps every
+// line, a warning names the byte the log copy stops at, and the diagnosis
+// says so (or that it could not be saved).
+TEST_F(LiveE2eTest, RunOnAFullDiskKeepsEveryLineOnTheTerminal) {
+  std::string runs = Path("full");
+  fs::create_directories(runs);
+  if (system(("mount -t tmpfs -o size=64k tmpfs " + runs + " 2>/dev/null").c_str()) != 0) {
+    GTEST_SKIP() << "cannot mount a small tmpfs here";
+  }
+  Timed t = RunFaultline({"run", "--no-gpu", "--status-every", "0", "--runs-dir", runs, "--", "python3", "-c",
+                          "import sys\nfor i in range(3000): print('line %05d ' % i + 'x' * 100)\nsys.exit(1)"});
+  system(("umount " + runs).c_str());
+  EXPECT_EQ(t.exit_code, 1) << t.err;
+  size_t n = 0;
+  for (size_t at = 0; (at = t.out.find("line ", at)) != std::string::npos; ++at) ++n;
+  EXPECT_GE(n, 3000u);
+  EXPECT_NE(t.out.find("line 02999"), std::string::npos);
+  EXPECT_NE(t.err.find("failed at byte"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("No space left on device"), std::string::npos) << t.err;
+  EXPECT_NE(t.out.find("incomplete from byte"), std::string::npos) << t.out;
+}
+
+TEST_F(LiveE2eTest, AbsurdDurationsAreRefused) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"--grace", "1e400s"},
+                                        {"--interval", "0"},
+                                        {"--stall-after", "nan"},
+                                        {"--grace", "-1s"}}) {
+    std::vector<std::string> all = {"run", "--no-gpu"};
+    all.insert(all.end(), args.begin(), args.end());
+    all.insert(all.end(), {"--", "true"});
+    Timed t = RunFaultline(all);
+    EXPECT_EQ(t.exit_code, 2) << args[0] << " " << args[1] << ": " << t.err;
+    EXPECT_NE(t.err.find(args[0]), std::string::npos) << t.err;
+  }
+  Timed w = RunFaultline({"watch", "--pid", std::to_string(getpid()), "--sample", "0"});
+  EXPECT_EQ(w.exit_code, 2) << w.err;
+}
+
+TEST_F(LiveE2eTest, WatchOfAPidThatExitsZeroIsNotADeath) {
+  pid_t pid = Start({"sh", "-c", "sleep 1; exit 0"}, Path("out.log"));
+  Timed t = RunFaultline({"watch", "--pid", std::to_string(pid), "--no-gpu", "--interval", "0"});
+  waitpid(pid, nullptr, 0);
+  EXPECT_EQ(t.exit_code, 0) << t.out << t.err;
+  EXPECT_EQ(t.out.find("died"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("completed"), std::string::npos) << t.out;
+}
+
+TEST_F(LiveE2eTest, SecondCtrlCKillsAtOnce) {
+  std::thread interrupter;
+  Timed t = RunFaultline({"run", "--no-gpu", "--grace", "30s", "--status-every", "0", "--runs-dir", Path("runs"), "--",
+                          "python3", kStandIn, "--then", "ignore-term", "--tag", tag_},
+                         {}, [&](pid_t pid) {
+                           interrupter = std::thread([this, pid] {
+                             double end = Now() + 10;
+                             while (Now() < end && Tagged(tag_).empty()) usleep(20000);
+                             usleep(300000);
+                             kill(pid, SIGINT);
+                             usleep(700000);
+                             kill(pid, SIGINT);
+                           });
+                         });
+  interrupter.join();
+  EXPECT_EQ(t.exit_code, 130) << t.err;
+  EXPECT_NE(t.err.find("Ctrl-C again to kill"), std::string::npos) << t.err;
+  EXPECT_LT(t.ended - t.started, 10.0);  // not the 30 s grace
+  EXPECT_TRUE(NoneLeft(tag_, 0.5));
+}
+
+// Three ranks: 0 and 1 wait in barrier(), 2 is stuck in load_weights(). The
+// user's own sitecustomize still runs. The stacks are captured before the
+// stop, grouped, and the phase read from them is weight-loading.
+TEST_F(LiveE2eTest, RunCapturesTheStackOfEachStuckRank) {
+  fs::create_directories(dir_ / "usersite");
+  Script(dir_ / "usersite", "sitecustomize.py", "import os\nos.environ['USER_SITECUSTOMIZE_RAN'] = '1'\n");
+  std::string rank = Script(dir_, "rank.py",
+                            "import os, sys, time\n"
+                            "print('rank', os.environ['RANK'], 'user sitecustomize', "
+                            "os.environ.get('USER_SITECUSTOMIZE_RAN'), flush=True)\n"
+                            "def barrier():\n"
+                            "    time.sleep(3600)\n"
+                            "def load_weights():\n"
+                            "    while True: time.sleep(0.01)\n"
+                            "if os.environ['RANK'] == '2': load_weights()\n"
+                            "else: barrier()\n");
+  std::string launcher = Script(dir_, "launch.py",
+                                "import os, subprocess, sys\n"
+                                "ps = [subprocess.Popen([sys.executable, sys.argv[1], sys.argv[2]], "
+                                "env=dict(os.environ, RANK=str(r))) for r in range(3)]\n"
+                                "[p.wait() for p in ps]\n");
+  Timed t = RunFaultline({"run", "--no-gpu", "--stall-after", "3s", "--grace", "1s", "--status-every", "0",
+                          "--runs-dir", Path("runs"), "--", "python3", launcher, rank, tag_},
+                         {{"PYTHONPATH", (dir_ / "usersite").string()}});
+  EXPECT_EQ(t.exit_code, 1) << t.out << t.err;
+  EXPECT_NE(t.out.find("user sitecustomize 1"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("ranks 0-1"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("in barrier()"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("rank 2 (pid"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("in load_weights()"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("phase from the stacks: weight-loading"), std::string::npos) << t.out;
+  std::string run_dir = RunDirIn(Path("runs"));
+  EXPECT_TRUE(fs::exists(run_dir + "/stacks.txt"));
+  nlohmann::json d = ReadJson(run_dir + "/diagnosis.json");
+  EXPECT_EQ(d["stall"]["class"], "weight-loading") << d["stall"].dump(2);
+  const auto& procs = d["stall"]["stacks"]["processes"];
+  EXPECT_EQ(procs.size(), 4u);  // the launcher and three ranks
+  double worst = 0;
+  for (const auto& p : procs) worst = std::max(worst, p["capture_ms"].get<double>());
+  Report("stack_capture_ms_max", worst);
+  CheckSchema(d);
+  EXPECT_TRUE(NoneLeft(tag_, 1));
+  // --no-stacks: nothing injected, no stacks.
+  Timed n = RunFaultline({"run", "--no-gpu", "--no-stacks", "--stall-after", "3s", "--grace", "1s", "--status-every",
+                          "0", "--runs-dir", Path("runs-no"), "--", "python3", launcher, rank, tag_});
+  EXPECT_EQ(n.out.find("Stacks ("), std::string::npos) << n.out;
+  EXPECT_TRUE(NoneLeft(tag_, 1));
 }
 
 }  // namespace
