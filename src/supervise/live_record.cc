@@ -174,6 +174,7 @@ std::string StatusLine(const Monitor& m, const std::string& service, double elap
   if (f.Number("busy_processes") > 1) line += fmt::format(" ({} busy)", f.Display("busy_processes"));
   if (f.Number("any_read_rate") > 0) line += fmt::format(" | read {}/s", f.Display("any_read_rate"));
   if (f.Number("weight_files_open") > 0) line += fmt::format(" | weights {}", f.Display("weight_read_progress"));
+  if (f.Number("write_rate") >= 1 << 20) line += fmt::format(" | write {}/s", f.Display("write_rate"));
   if (s.log) {
     line += fmt::format(" | log {} lines", s.log->lines);
     if (s.log->lines == 0 && s.log->bytes == 0 && elapsed >= 10) line += " (empty: output may be buffered)";

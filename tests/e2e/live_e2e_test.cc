@@ -308,6 +308,10 @@ class StallTest : public LiveE2eTest {
     EXPECT_EQ(record["type"], "diagnosis");
     EXPECT_EQ(record["outcome"], "stalled");
     EXPECT_EQ(record["stall"]["class"], c.expected_class) << record["stall"].dump(2);
+    // A process faultline did not start: py-spy's stacks, or how to get them.
+    const auto& stacks = record["stall"]["stacks"];
+    EXPECT_EQ(stacks["source"], "py-spy");
+    if (stacks["processes"].empty()) EXPECT_NE(stacks["note"].get<std::string>().find("py-spy"), std::string::npos);
     Report("stall_detect_s", t.ended - t.started);
     std::printf("[measure] %s class=%s evidence=%s\n", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
                 record["stall"]["class"].get<std::string>().c_str(), record["stall"]["evidence"].dump().c_str());
