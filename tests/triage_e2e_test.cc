@@ -207,6 +207,81 @@ TEST_F(TriageE2eTest, LogThatStopsMidStartupIsStalled) {
   EXPECT_EQ(j["last_line"]["line"], 2);
 }
 
+// The phase model's mechanisms, driven by a rule file of their own (the
+// built-in rules are off, so the test says which rule does what).
+constexpr const char* kPhaseRules = R"(rules:
+  - id: t.start
+    kind: phase
+    phase: process-start
+    pattern: 'job starting'
+    samples: {match: ['job starting']}
+  - id: t.counter
+    kind: phase
+    phase: training
+    progress: true
+    pattern: 'work (?P<step>\d+)/(?P<total>\d+)'
+    samples: {match: ['work 3/10']}
+  - id: t.step
+    kind: phase
+    phase: training
+    pattern: 'train step (?P<step>\d+)'
+    samples: {match: ['train step 4']}
+  - id: t.done
+    kind: phase
+    phase: training
+    completes: true
+    pattern: 'all work done'
+    samples: {match: ['all work done']}
+  - id: t.ctrl-c
+    kind: stop
+    pattern: '^KeyboardInterrupt$'
+    reason: the user pressed Ctrl-C
+    samples: {match: ['KeyboardInterrupt']}
+)";
+
+TEST_F(TriageE2eTest, GenericProgressCountsOnlyWhenItsCounterRises) {
+  Write("phases.yaml", kPhaseRules);
+  Write("once.log", "job starting\nwork 3/10\n");
+  json once = json::parse(Triage("--json --no-builtin-rules --rules phases.yaml once.log").out);
+  EXPECT_EQ(once["verdict"], "stalled");
+  EXPECT_EQ(once["last_phase"], "process-start");
+  Write("rising.log", "job starting\nwork 3/10\nwork 4/10\n");
+  CommandResult r = Triage("--json --no-builtin-rules --rules phases.yaml rising.log");
+  EXPECT_EQ(r.exit_code, 1);
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "stalled") << "training that ends without a completion marker is a stall";
+  EXPECT_EQ(j["last_phase"], "training");
+  ASSERT_FALSE(j["stall_hints"].empty());
+  EXPECT_NE(j["stall_hints"][0].get<std::string>().find("at step 4/10"), std::string::npos) << j["stall_hints"];
+}
+
+TEST_F(TriageE2eTest, CompletionMarkerEndsTrainingUnlessProgressFollowsIt) {
+  Write("phases.yaml", kPhaseRules);
+  Write("done.log", "job starting\nwork 3/10\nwork 10/10\nall work done\n");
+  CommandResult r = Triage("--json --no-builtin-rules --rules phases.yaml done.log");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(json::parse(r.out)["verdict"], "healthy");
+  // A framework's own step line after the marker: the run went on (a generic counter would not say so).
+  Write("more.log", "job starting\ntrain step 3\nall work done\ntrain step 4\n");
+  EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml more.log").out)["verdict"], "stalled");
+}
+
+TEST_F(TriageE2eTest, StoppedJobIsStalledAtThePhaseBeforeTheStop) {
+  Write("phases.yaml", kPhaseRules);
+  Write("stopped.log",
+        "job starting\nwork 3/10\nwork 4/10\nTraceback (most recent call last):\n"
+        "  File \"train.py\", line 9, in <module>\nKeyboardInterrupt\n");
+  CommandResult r = Triage("--json --no-builtin-rules --rules phases.yaml stopped.log");
+  EXPECT_EQ(r.exit_code, 1);
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "stalled");
+  EXPECT_TRUE(j["root_cause"].is_null());
+  EXPECT_EQ(j["last_phase"], "training");
+  ASSERT_FALSE(j["stall_hints"].empty());
+  EXPECT_NE(j["stall_hints"][0].get<std::string>().find("stopped from outside at line 6"), std::string::npos)
+      << j["stall_hints"];
+}
+
 TEST_F(TriageE2eTest, UnknownErrorIsStillFoundByStructure) {
   Write("novel.log",
         "INFO all good\n"

@@ -22,6 +22,25 @@ struct PhaseHit {
   events::ProcessId process;
   parse::Timestamp time;
   bool completes = false;
+  bool generic = false;  // from a generic progress rule (progress: true)
+};
+
+// A stop rule's line: the job was stopped from outside (Ctrl-C, SIGTERM, a
+// scheduler's time limit).
+struct StopHit {
+  size_t rule = 0;
+  events::LineInfo where;
+  events::ProcessId process;
+  parse::Timestamp time;
+};
+
+// The latest training progress line of a process (a step counter, a
+// progress bar): where a stalled training log stopped.
+struct ProgressMark {
+  events::LineInfo where;
+  parse::Timestamp time;
+  std::string step;   // the counter's value, when the rule captured one
+  std::string total;  // its end (N/M), when given
 };
 
 struct ProcessStats {
@@ -37,6 +56,15 @@ struct Findings {
   std::vector<events::Event> events;
   int64_t events_dropped = 0;
   std::vector<PhaseHit> phases;
+  static constexpr size_t kMaxStops = 64;
+  std::vector<StopHit> stops;  // the earliest kept
+  // Latest training progress and latest completion marker, per process key:
+  // a completion counts only when no progress of its process follows it.
+  std::map<std::string, ProgressMark, std::less<>> last_progress;
+  std::map<std::string, ProgressMark, std::less<>> last_generic_progress;  // progress: true rules
+  std::map<std::string, ProgressMark, std::less<>> last_completion;
+  // Generic progress rules: the counter's last value per (rule, process).
+  std::map<std::pair<size_t, std::string>, int64_t> progress_counters;
   rules::Captures facts;  // latest value per name
   std::map<std::string, ProcessStats, std::less<>> processes;  // lookup by string_view
   std::vector<report::InputSummary> inputs;

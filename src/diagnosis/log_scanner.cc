@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "diagnosis/block_pipeline.h"
@@ -139,14 +141,23 @@ class Scanner {
     if (!interesting) return;
 
     matches_.clear();
-    bool benign = false, cascade = false;
+    bool benign = false, cascade = false, specific_phase = false;
+    std::optional<std::pair<unsigned, rules::Captures>> generic_progress;
     for (unsigned id : line_rules_) {
       const rules::Rule &rule = rules_.rules()[id];
       rules::Captures caps;
       if (!rules_.Confirm(id, text, &caps)) continue;  // a prefilter false positive
       switch (rule.kind) {
         case RuleKind::kPhase:
-          AddPhase(rule, id, p, line_no);
+          if (rule.progress) {
+            if (!generic_progress) generic_progress.emplace(id, std::move(caps));
+          } else {
+            specific_phase = true;
+            AddPhase(rule, id, p, line_no, caps);
+          }
+          break;
+        case RuleKind::kStop:
+          AddStop(id, p, line_no);
           break;
         case RuleKind::kFact:
           for (auto &[name, value] : caps) SetFact(name, value);
@@ -164,6 +175,10 @@ class Scanner {
           break;
       }
     }
+    // A generic progress shape (N/M, step N) counts only where no framework's
+    // own marker spoke for the line (a weight-loading bar is not training).
+    if (generic_progress && !specific_phase)
+      GenericProgress(generic_progress->first, generic_progress->second, p, line_no);
     if (structure == 0 && matches_.empty() && !builder_.NeedsEveryLine()) return;
     events::LineView view;
     view.parsed = &p;
@@ -261,10 +276,59 @@ class Scanner {
     cached_stats_->last_line.line = line_no;
   }
 
-  void AddPhase(const rules::Rule &rule, size_t id, const parse::ParsedLine &p, int64_t line_no) {
+  static std::string CaptureOf(const rules::Captures &caps, std::string_view name) {
+    for (const auto &[k, v] : caps) {
+      if (k == name) return v;
+    }
+    return {};
+  }
+
+  // A generic progress rule reaches its phase only when its counter rises in
+  // the same process: one "3/10" could be anything, 3/10 then 4/10 is work.
+  void GenericProgress(unsigned id, const rules::Captures &caps, const parse::ParsedLine &p, int64_t line_no) {
+    std::string step = CaptureOf(caps, "step");
+    int64_t value = 0;
+    auto [end, ec] = std::from_chars(step.data(), step.data() + step.size(), value);
+    if (step.empty() || ec != std::errc() || end != step.data() + step.size()) return;
+    auto key = std::make_pair(static_cast<size_t>(id), std::string(p.process));
+    auto it = findings_->progress_counters.find(key);
+    if (it == findings_->progress_counters.end()) {
+      findings_->progress_counters.emplace(std::move(key), value);
+      return;
+    }
+    const bool rose = value > it->second;
+    it->second = value;
+    if (rose) AddPhase(rules_.rules()[id], id, p, line_no, caps);
+  }
+
+  void AddStop(size_t id, const parse::ParsedLine &p, int64_t line_no) {
+    if (findings_->stops.size() >= Findings::kMaxStops) return;
+    StopHit hit;
+    hit.rule = id;
+    hit.where = LineInfo{file_, line_no, std::string(p.text)};
+    hit.process = events::ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
+    hit.time = p.time;
+    findings_->stops.push_back(std::move(hit));
+  }
+
+  void AddPhase(const rules::Rule &rule, size_t id, const parse::ParsedLine &p, int64_t line_no,
+                const rules::Captures &caps) {
+    if (rule.completes || rule.phase == "training") {
+      auto &marks = rule.completes  ? findings_->last_completion
+                    : rule.progress ? findings_->last_generic_progress
+                                    : findings_->last_progress;
+      auto it = marks.find(p.process);
+      if (it == marks.end()) it = marks.emplace(std::string(p.process), ProgressMark()).first;
+      it->second.where = LineInfo{file_, line_no, std::string(p.text.substr(0, 400))};
+      it->second.time = p.time;
+      it->second.step = CaptureOf(caps, "step");
+      it->second.total = CaptureOf(caps, "total");
+    }
     // Keep the first mark per (process, phase): enough to order phases.
     for (const auto &ph : findings_->phases) {
-      if (ph.phase == rule.phase && ph.process.key == p.process && ph.completes == rule.completes) return;
+      if (ph.phase == rule.phase && ph.process.key == p.process && ph.completes == rule.completes &&
+          ph.generic == rule.progress)
+        return;
     }
     PhaseHit hit;
     hit.phase = rule.phase;
@@ -273,6 +337,7 @@ class Scanner {
     hit.process = events::ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
     hit.time = p.time;
     hit.completes = rule.completes;
+    hit.generic = rule.progress;
     findings_->phases.push_back(std::move(hit));
   }
 

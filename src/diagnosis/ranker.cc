@@ -117,6 +117,42 @@ bool IsTermination(const Event &e) {
          m.find("exit code -15") != std::string::npos || m.find("Terminated") != std::string::npos;
 }
 
+// The earliest stop in causal order (sets r->stop) and, per event, whether it
+// comes at or after it: a KeyboardInterrupt traceback, torchrun's
+// SignalException, a peer's broken pipe are what stopping a job looks like.
+std::vector<bool> AfterStop(const Findings& f, bool multi_file, Ranking* r) {
+  std::vector<bool> after(f.events.size(), false);
+  for (size_t i = 0; i < f.stops.size(); ++i) {
+    const StopHit& s = f.stops[i];
+    if (!r->stop || CausallyBefore(s.where, s.time, f.stops[*r->stop].where, f.stops[*r->stop].time, multi_file)) {
+      r->stop = i;
+    }
+  }
+  if (!r->stop) return after;
+  const StopHit& stop = f.stops[*r->stop];
+  for (size_t i = 0; i < f.events.size(); ++i) {
+    after[i] = !CausallyBefore(f.events[i].where, f.events[i].time, stop.where, stop.time, multi_file);
+  }
+  return after;
+}
+
+// With no root cause, what the stop set off is still listed, with why.
+void ListStopConsequences(const Findings& f, const rules::RuleSet& rules, const std::vector<bool>& after,
+                          Ranking* r) {
+  const StopHit& stop = f.stops[*r->stop];
+  r->why.push_back(fmt::format("the job was stopped from outside at line {} ({}); no fatal error came before it",
+                               stop.where.line, rules.rules()[stop.rule].id));
+  for (size_t i : r->order) {
+    if (std::find(r->recovered.begin(), r->recovered.end(), i) != r->recovered.end()) continue;
+    CascadeDecision d;
+    d.event = i;
+    d.reason = after[i] ? fmt::format("after the stop at line {}: {}", stop.where.line,
+                                      rules.rules()[stop.rule].reason)
+                        : fmt::format("logged before the stop at line {} and did not end the job", stop.where.line);
+    r->cascade.push_back(std::move(d));
+  }
+}
+
 }  // namespace
 
 Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
@@ -133,7 +169,7 @@ Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
   for (size_t i = 0; i < ev.size(); ++i) {
     for (const auto &ph : f.phases) {
       int idx = rules::PhaseIndex(ph.phase);
-      if ((idx >= rules::PhaseIndex("ready") && idx <= rules::PhaseIndex("training")) &&
+      if (((idx >= rules::PhaseIndex("ready") && idx <= rules::PhaseIndex("training")) || ph.completes) &&
           ph.process.key == ev[i].process.key &&
           CausallyBefore(ev[i].where, ev[i].time, ph.where, ph.time, multi_file)) {
         recovered[i] = true;
@@ -141,9 +177,10 @@ Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
     }
   }
 
+  const std::vector<bool> stopped = AfterStop(f, multi_file, &r);
   std::optional<size_t> strong, weak, summary, summary_exit, cut_off;
   for (size_t i : r.order) {
-    if (recovered[i]) continue;
+    if (recovered[i] || stopped[i]) continue;
     auto cascade = FirstRuleOfKind(ev[i], rules, RuleKind::kCascade);
     if (cascade) {
       if (rules.rules()[*cascade].summary) {
@@ -172,6 +209,10 @@ Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
   // off before its exception line (a partial paste, a launcher's own
   // traceback); the cut traceback beats nothing else.
   if (!strong && !weak && !summary && cut_off) weak = cut_off;
+  if (r.stop) {  // a hang's noise before the stop (warnings, timeouts it logged) is not a failure
+    weak = summary = std::nullopt;
+    if (strong && !events::IsStrong(ev[*strong].kind)) strong = std::nullopt;
+  }
   if (strong) {
     r.root = strong;
     r.why.push_back(fmt::format("earliest {} in causal order ({} at {})",
@@ -200,6 +241,7 @@ Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
     for (size_t i = 0; i < ev.size(); ++i) {
       if (recovered[i]) r.recovered.push_back(i);
     }
+    if (r.stop) ListStopConsequences(f, rules, stopped, &r);
     return r;
   }
   std::optional<size_t> wrapper;

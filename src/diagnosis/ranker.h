@@ -12,6 +12,9 @@
 //   4. Within a chained traceback the first printed exception (the innermost
 //      cause) is the message.
 //   5. Every other event is cascade, with the reason it was judged so.
+//   6. A stop (rule kind stop: Ctrl-C, SIGTERM, a scheduler's time limit)
+//      makes every later event its consequence; with no fatal error before
+//      it there is no root cause and the job is stalled where it was.
 #ifndef FAULTLINE_DIAGNOSIS_RANKER_H_
 #define FAULTLINE_DIAGNOSIS_RANKER_H_
 
@@ -37,6 +40,10 @@ struct Ranking {
   std::vector<CascadeDecision> cascade;
   std::vector<size_t> same_error;     // events that repeat the root's error elsewhere
   std::vector<size_t> recovered;
+  // Index into findings.stops: the earliest stop (Ctrl-C, SIGTERM, a time
+  // limit). Events from it on are its consequences; a root cause is then
+  // only a fatal error before it, otherwise the job is stalled.
+  std::optional<size_t> stop;
 };
 
 // Causal order key of a line: timestamps where present, then file and line.

@@ -40,6 +40,11 @@ rules:
     phase: ready
     pattern: 'Application startup complete'
     samples: {match: ['INFO: Application startup complete.']}
+  - id: t.stop
+    kind: stop
+    pattern: 'KeyboardInterrupt'
+    reason: 'Ctrl-C'
+    samples: {match: ['KeyboardInterrupt']}
 )",
                                     "t.yaml");
   EXPECT_TRUE(rules.ok()) << rules.status().message();
@@ -102,7 +107,7 @@ TEST(RankerTest, LauncherSummaryIsTheRootOnlyWhenNothingElseFailed) {
   Ranking s = Rank(f, *rules, false);
   EXPECT_EQ(f.events[*s.root].where.line, 10);
   ASSERT_EQ(s.cascade.size(), 1u);
-  EXPECT_EQ(s.cascade[0].reason, "launcher summary, exit ?");
+  EXPECT_EQ(s.cascade[0].reason, "launcher summary");  // the missing {code} clause is dropped
 }
 
 TEST(RankerTest, ErrorFollowedByReadyInTheSameProcessIsRecovered) {
@@ -117,6 +122,44 @@ TEST(RankerTest, ErrorFollowedByReadyInTheSameProcessIsRecovered) {
   Ranking r = Rank(f, *rules, false);
   EXPECT_FALSE(r.root);
   EXPECT_EQ(r.recovered.size(), 1u);
+}
+
+StopHit Stop(int64_t line) {
+  StopHit s;
+  s.rule = 4;
+  s.where = events::LineInfo{0, line, "KeyboardInterrupt"};
+  return s;
+}
+
+TEST(RankerTest, StopMakesWhatFollowsItsConsequenceAndLeavesNoRoot) {
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(Make(EventKind::kErrorLog, 10, "ERROR wandb: Network error, entering retry loop"));
+  f.events.push_back(Make(EventKind::kPythonTraceback, 25, "KeyboardInterrupt"));
+  f.events.push_back(Make(EventKind::kSignal, 30, "SignalException: Process 5 got signal: 2", "agent"));
+  f.stops = {Stop(40), Stop(25)};
+  Ranking r = Rank(f, *rules, false);
+  EXPECT_FALSE(r.root) << "a hang's warning and the stop's own traceback are no failure";
+  ASSERT_TRUE(r.stop);
+  EXPECT_EQ(f.stops[*r.stop].where.line, 25) << "the earliest stop";
+  ASSERT_EQ(r.cascade.size(), 3u);
+  EXPECT_EQ(r.cascade[0].reason, "logged before the stop at line 25 and did not end the job");
+  EXPECT_EQ(r.cascade[1].reason, "after the stop at line 25: Ctrl-C");
+  EXPECT_EQ(r.cascade[2].reason, "after the stop at line 25: Ctrl-C");
+}
+
+TEST(RankerTest, FatalErrorBeforeAStopStaysTheRoot) {
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(Make(EventKind::kPythonTraceback, 12, "ValueError: real"));
+  f.events.push_back(Make(EventKind::kPythonTraceback, 25, "KeyboardInterrupt"));
+  f.stops = {Stop(25)};
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 12);
+  // A stop before the error: the error is what stopping the job caused.
+  f.stops = {Stop(5)};
+  EXPECT_FALSE(Rank(f, *rules, false).root);
 }
 
 TEST(RankerTest, TimestampsOrderEventsAcrossFiles) {

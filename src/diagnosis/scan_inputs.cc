@@ -34,10 +34,19 @@ void MergeFindings(Findings&& from, Findings* into) {
   into->events_dropped += from.events_dropped;
   for (auto& ph : from.phases) {  // the first mark per (process, phase) over all files
     bool seen = std::any_of(into->phases.begin(), into->phases.end(), [&](const PhaseHit& h) {
-      return h.phase == ph.phase && h.process.key == ph.process.key && h.completes == ph.completes;
+      return h.phase == ph.phase && h.process.key == ph.process.key && h.completes == ph.completes &&
+             h.generic == ph.generic;
     });
     if (!seen) into->phases.push_back(std::move(ph));
   }
+  for (auto& stop : from.stops) {  // the earliest kept
+    if (into->stops.size() < Findings::kMaxStops) into->stops.push_back(std::move(stop));
+  }
+  // Latest progress / completion per process: a later file's mark is later.
+  for (auto& [key, mark] : from.last_progress) into->last_progress[key] = std::move(mark);
+  for (auto& [key, mark] : from.last_generic_progress) into->last_generic_progress[key] = std::move(mark);
+  for (auto& [key, mark] : from.last_completion) into->last_completion[key] = std::move(mark);
+  for (auto& [key, value] : from.progress_counters) into->progress_counters[key] = value;
   for (auto& [name, value] : from.facts) {  // the latest value, in first-seen order
     auto it = std::find_if(into->facts.begin(), into->facts.end(), [&](const auto& f) { return f.first == name; });
     if (it == into->facts.end())

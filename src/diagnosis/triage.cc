@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "diagnosis/log_scanner.h"
 #include "diagnosis/ranker.h"
@@ -45,39 +46,129 @@ class ReportBuilder {
   const std::vector<std::string> &names_;
 };
 
+// Where the job's own progress ends for the verdict: the root cause, or the
+// stop from outside (Ctrl-C, SIGTERM, a time limit) when there is none.
+struct Cutoff {
+  const events::LineInfo *where = nullptr;
+  const parse::Timestamp *time = nullptr;
+  bool Before(const events::LineInfo &w, const parse::Timestamp &t, bool multi_file) const {
+    return !where || CausallyBefore(w, t, *where, *time, multi_file);
+  }
+};
+
+// The job finished: a completion marker before the cutoff that no later
+// progress of its own process contradicts (a final summary, not one of many).
+bool Completed(const Findings &f, const Cutoff &cut, bool multi_file) {
+  for (const auto &[process, done] : f.last_completion) {
+    if (!cut.Before(done.where, done.time, multi_file)) continue;
+    auto it = f.last_progress.find(process);
+    if (it != f.last_progress.end() &&
+        CausallyBefore(done.where, done.time, it->second.where, it->second.time, multi_file)) {
+      continue;
+    }
+    return true;
+  }
+  return false;
+}
+
+// The latest training progress line before the cutoff, over all processes.
+const ProgressMark *LastProgress(const Findings &f, const Cutoff &cut, bool multi_file) {
+  const ProgressMark *last = nullptr;
+  for (const auto *marks : {&f.last_progress, &f.last_generic_progress}) {
+    for (const auto &[process, mark] : *marks) {
+      if (!cut.Before(mark.where, mark.time, multi_file)) continue;
+      if (!last || CausallyBefore(last->where, last->time, mark.where, mark.time, multi_file)) last = &mark;
+    }
+  }
+  return last;
+}
+
+// Verdict without a root cause (docs/triage-json.md): healthy when the job
+// completed or a server reached ready (and was serving when the log ends);
+// stalled when it ends before ready, or while training ran without a
+// completion marker (a training log that stops at step N is stalled).
 void FillPhases(const Findings &f, const Ranking &ranking, const rules::RuleSet &rules, bool multi_file,
                 const ReportBuilder &rb, report::TriageReport *out) {
-  const events::Event *root = ranking.root ? &f.events[*ranking.root] : nullptr;
+  Cutoff cut;
+  if (ranking.root) {
+    cut.where = &f.events[*ranking.root].where;
+    cut.time = &f.events[*ranking.root].time;
+  } else if (ranking.stop) {
+    cut.where = &f.stops[*ranking.stop].where;
+    cut.time = &f.stops[*ranking.stop].time;
+  }
+  const int ready = rules::PhaseIndex("ready");
   int best = f.total_lines > 0 ? rules::PhaseIndex("process-start") : -1;
-  bool completed = false;
+  bool trained = false, generic_training = false;
   std::vector<const PhaseHit *> hits;
   for (const auto &ph : f.phases) hits.push_back(&ph);
   std::stable_sort(hits.begin(), hits.end(), [&](const PhaseHit *a, const PhaseHit *b) {
     return CausallyBefore(a->where, a->time, b->where, b->time, multi_file);
   });
+  // After a stop, the stacks it interrupted (the KeyboardInterrupt traceback's
+  // frames) still say where the job was: phase marks on those lines count.
+  std::set<std::pair<int, int64_t>> interrupted;
+  if (!ranking.root && ranking.stop) {
+    for (const auto &d : ranking.cascade) {
+      for (const auto &c : f.events[d.event].context) interrupted.emplace(c.file, c.line);
+    }
+  }
   for (const PhaseHit *ph : hits) {
-    bool before_root = !root || CausallyBefore(ph->where, ph->time, root->where, root->time, multi_file);
     report::PhaseMark mark;
     mark.phase = ph->phase;
     mark.where = rb.Ref(ph->where);
     mark.process = rb.Proc(ph->process);
     mark.rule = rules.rules()[ph->rule].id;
     out->phases.push_back(std::move(mark));
-    if (!before_root) continue;
+    if (!cut.Before(ph->where, ph->time, multi_file) && !interrupted.count({ph->where.file, ph->where.line})) continue;
+    if (ph->generic) {
+      generic_training = true;  // counted below, unless a server was serving
+      continue;
+    }
     best = std::max(best, rules::PhaseIndex(ph->phase));
-    completed = completed || ph->completes;
+    trained = trained || ph->phase == "training";
   }
+  // A generic counter rising (step N, N/M) is training for an unknown
+  // framework; on a server that reached ready it is request traffic.
+  if (generic_training && best < ready) {
+    best = std::max(best, rules::PhaseIndex("training"));
+    trained = true;
+  }
+  const bool completed = Completed(f, cut, multi_file);
   if (best >= 0) out->last_phase = rules::PhaseOrder()[static_cast<size_t>(best)];
-  const int ready = rules::PhaseIndex("ready");
   for (int i = best + 1; i <= ready && best < ready; ++i) {
     out->phases_never_reached.push_back(rules::PhaseOrder()[static_cast<size_t>(i)]);
   }
-  if (!root) {
-    if (best >= ready || completed) {
-      out->verdict = report::Verdict::kHealthy;
-    } else {
-      out->verdict = report::Verdict::kStalled;
+  if (ranking.root) return;
+  if (completed || (!trained && best >= ready)) {
+    out->verdict = report::Verdict::kHealthy;
+    return;
+  }
+  out->verdict = report::Verdict::kStalled;
+  if (ranking.stop) {
+    const StopHit &stop = f.stops[*ranking.stop];
+    out->stall_hints.push_back(fmt::format("the job was stopped from outside at line {} (`{}`): {}", stop.where.line,
+                                           rb.Redact(stop.where.text.substr(0, 200)), rules.rules()[stop.rule].reason));
+  }
+  if (trained) {
+    out->last_phase = "training";
+    const ProgressMark *last = LastProgress(f, cut, multi_file);
+    std::string step;
+    if (last && !last->step.empty()) {
+      step = last->total.empty() ? fmt::format(" at step {}", last->step)
+                                 : fmt::format(" at step {}/{}", last->step, last->total);
     }
+    out->stall_hints.push_back(fmt::format(
+        "training ran{} and the log ends without a completion marker (a final summary, \"training finished\", "
+        "a clean exit of every rank){}",
+        step,
+        last ? fmt::format("; last progress at line {}: {}", last->where.line,
+                           rb.Redact(last->where.text.substr(0, 200)))
+             : ""));
+  } else {
+    out->stall_hints.push_back(
+        fmt::format("the log ends without an error before the job was ready; last phase reached: {}",
+                    out->last_phase.value_or("unknown")));
   }
 }
 
@@ -267,10 +358,6 @@ Result<report::TriageReport> Triage(const TriageOptions &options) {
   if (findings.last_line) out.last_line = rb.Ref(*findings.last_line);
   if (findings.miner) SummarizeTemplates(*findings.miner, options.max_templates_listed, rules, &out);
   if (out.verdict == report::Verdict::kStalled) {
-    out.stall_hints.push_back(
-        fmt::format("the log ends without an error before the job was ready; "
-                    "last phase reached: {}",
-                    out.last_phase.value_or("unknown")));
     out.stall_hints.push_back(
         "if the process is still running, `faultline watch --pid PID` "
         "classifies the stall from live signals");

@@ -7,6 +7,8 @@
 //   fact       captures a value from the log (tensor_parallel_size=2) that
 //              explanation/fix templates may use as {name}
 //   benign     a line that looks like an error but is known to be harmless
+//   stop       the job was stopped from outside (Ctrl-C, SIGTERM, a
+//              scheduler's time limit): what follows is its consequence
 //   redact     a secret to mask in every report
 // Rules never decide *whether* a line is an error; structure does that.
 #ifndef FAULTLINE_RULES_RULE_H_
@@ -17,7 +19,7 @@
 
 namespace faultline::rules {
 
-enum class RuleKind { kSignature, kCascade, kPhase, kFact, kBenign, kRedact };
+enum class RuleKind { kSignature, kCascade, kPhase, kFact, kBenign, kRedact, kStop };
 const char* RuleKindName(RuleKind kind);
 
 struct Rule {
@@ -43,6 +45,8 @@ struct Rule {
   bool frames = false;
   std::string phase;         // phase: one of the design.md vocabulary
   bool completes = false;    // phase: the job finished (counts as healthy)
+  bool progress = false;     // phase: a generic progress shape; the phase is
+                             // reached only when its (?P<step>N) capture rises
   std::string replacement;   // redact: what the secret becomes
   std::vector<std::string> match_samples;
   std::vector<std::string> no_match_samples;

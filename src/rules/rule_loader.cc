@@ -25,6 +25,7 @@ const char* RuleKindName(RuleKind kind) {
     case RuleKind::kFact: return "fact";
     case RuleKind::kBenign: return "benign";
     case RuleKind::kRedact: return "redact";
+    case RuleKind::kStop: return "stop";
   }
   return "?";
 }
@@ -69,12 +70,13 @@ Result<RuleKind> KindFromName(const std::string& s, const std::string& where) {
   static const std::pair<const char*, RuleKind> kKinds[] = {
       {"signature", RuleKind::kSignature}, {"cascade", RuleKind::kCascade},
       {"phase", RuleKind::kPhase},         {"fact", RuleKind::kFact},
-      {"benign", RuleKind::kBenign},       {"redact", RuleKind::kRedact}};
+      {"benign", RuleKind::kBenign},       {"redact", RuleKind::kRedact},
+      {"stop", RuleKind::kStop}};
   for (const auto& [name, kind] : kKinds) {
     if (s == name) return kind;
   }
   return Status::InvalidArgument(fmt::format(
-      "{}: unknown kind '{}' (use signature, cascade, phase, fact, benign or redact)", where, s));
+      "{}: unknown kind '{}' (use signature, cascade, phase, fact, benign, redact or stop)", where, s));
 }
 
 std::string Scalar(const YAML::Node& node, const char* key) {
@@ -88,7 +90,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name,
   if (!node.IsMap()) return Status::InvalidArgument(where + ": a rule must be a mapping");
   static const std::set<std::string> kKnownKeys = {
       "id",     "kind",    "pattern", "framework", "versions", "category", "title",
-      "explanation", "fix", "reason", "summary",  "phase",    "completes", "replacement",
+      "explanation", "fix", "reason", "summary",  "phase",    "completes", "progress", "replacement",
       "samples", "generic", "frames"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
@@ -125,6 +127,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name,
   rule.frames = node["frames"] && node["frames"].as<bool>();
   rule.phase = Scalar(node, "phase");
   rule.completes = node["completes"] && node["completes"].as<bool>();
+  rule.progress = node["progress"] && node["progress"].as<bool>();
   rule.replacement = Scalar(node, "replacement");
   switch (rule.kind) {
     case RuleKind::kSignature:
@@ -145,6 +148,15 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name,
             "weight-loading, torch-compile, kv-cache-profiling, cuda-graph-capture, ready, "
             "training, shutdown",
             where, rule.id, rule.phase));
+      }
+      if (rule.progress && re.NamedCapturingGroups().count("step") == 0) {
+        return Status::InvalidArgument(fmt::format(
+            "{}: progress rule {} must capture the counter as (?P<step>\\d+)", where, rule.id));
+      }
+      break;
+    case RuleKind::kStop:
+      if (rule.reason.empty()) {
+        return Status::InvalidArgument(fmt::format("{}: stop {} needs a 'reason'", where, rule.id));
       }
       break;
     case RuleKind::kFact:

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -20,9 +21,9 @@ std::vector<std::pair<unsigned, std::string>> RuleSet::PatternList(
   return patterns;
 }
 
-Result<std::unique_ptr<RuleSet>> RuleSet::Build(
-    std::vector<Rule> rules, const std::vector<std::pair<unsigned, std::string>>& structural,
-    const PrecompiledDatabase* precompiled) {
+Result<std::unique_ptr<RuleSet>> RuleSet::Build(std::vector<Rule> rules,
+                                                const std::vector<std::pair<unsigned, std::string>>& structural,
+                                                const PrecompiledDatabase* precompiled) {
   auto set = std::unique_ptr<RuleSet>(new RuleSet());
   // ~200 patterns: compiled on several threads (start-up time).
   set->compiled_.resize(rules.size());
@@ -65,8 +66,7 @@ bool RuleSet::Confirm(size_t index, std::string_view line, Captures* captures) c
   int groups = re.NumberOfCapturingGroups();
   if (groups == 0) return RE2::PartialMatch(line, re);
   std::vector<re2::StringPiece> sub(groups + 1);
-  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, sub.data(),
-                groups + 1)) {
+  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, sub.data(), groups + 1)) {
     return false;
   }
   if (captures) {
@@ -96,48 +96,147 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
+// One {expr}: a name, or "a*b*c" multiplied; empty when a value is unknown.
 template <typename Lookup>
-std::string RenderTemplate(std::string_view tmpl, Lookup lookup) {
+std::string RenderValue(std::string_view expr, Lookup& lookup) {
+  if (expr.find('*') == std::string_view::npos) return lookup(Trim(expr));
+  long long product = 1;
+  size_t start = 0;
+  while (start <= expr.size()) {
+    size_t star = expr.find('*', start);
+    std::string_view term = Trim(expr.substr(start, star == std::string_view::npos ? expr.npos : star - start));
+    std::string v = lookup(term);
+    char* end = nullptr;
+    long long n = v.empty() ? 0 : std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || (end && *end != '\0')) return "";
+    product *= n;
+    if (star == std::string_view::npos) break;
+    start = star + 1;
+  }
+  return std::to_string(product);
+}
+
+// Fills the placeholders of a clause-free stretch of text; *missing is set
+// when one of them has no value (it renders as nothing).
+template <typename Lookup>
+std::string FillPlaceholders(std::string_view tmpl, Lookup& lookup, bool* missing) {
   std::string out;
   size_t i = 0;
   while (i < tmpl.size()) {
     size_t open = tmpl.find('{', i);
-    if (open == std::string_view::npos) {
-      out += tmpl.substr(i);
-      break;
-    }
-    size_t close = tmpl.find('}', open);
+    size_t close = open == std::string_view::npos ? open : tmpl.find('}', open);
     if (close == std::string_view::npos) {
       out += tmpl.substr(i);
       break;
     }
     out += tmpl.substr(i, open - i);
-    std::string_view expr = tmpl.substr(open + 1, close - open - 1);
-    if (expr.find('*') != std::string_view::npos) {
-      long long product = 1;
-      bool known = true;
-      size_t start = 0;
-      while (start <= expr.size()) {
-        size_t star = expr.find('*', start);
-        std::string_view term = Trim(expr.substr(start, star == std::string_view::npos ? expr.npos : star - start));
-        std::string v = lookup(term);
-        char* end = nullptr;
-        long long n = v.empty() ? 0 : std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || (end && *end != '\0')) {
-          known = false;
-          break;
-        }
-        product *= n;
-        if (star == std::string_view::npos) break;
-        start = star + 1;
-      }
-      out += known ? std::to_string(product) : "?";
-    } else {
-      std::string v = lookup(Trim(expr));
-      out += v.empty() ? "?" : v;
+    std::string v = RenderValue(tmpl.substr(open + 1, close - open - 1), lookup);
+    if (v.empty()) *missing = true;
+    out += v;
+    i = close + 1;
+  }
+  return out;
+}
+
+// Splits text into clauses that end after ", ", "; ", ". " (or the end):
+// the unit dropped when a value outside any [optional clause] is missing.
+std::vector<std::string_view> Clauses(std::string_view text) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    if ((text[i] == ',' || text[i] == ';' || text[i] == '.') && text[i + 1] == ' ') {
+      out.push_back(text.substr(start, i + 2 - start));
+      start = i + 2;
+    }
+  }
+  if (start < text.size()) out.push_back(text.substr(start));
+  return out;
+}
+
+bool HasPlaceholder(std::string_view s) {
+  size_t open = s.find('{');
+  return open != std::string_view::npos && s.find('}', open) != std::string_view::npos;
+}
+
+// Renders a template without printing a placeholder for a missing value:
+//  - "[ on GPU {gpu}]" is an optional clause: kept (without its brackets)
+//    when every value in it is known, dropped otherwise. Brackets that hold
+//    no placeholder are literal text ("[0, n)").
+//  - a missing value outside brackets drops its clause (the text between
+//    ", " / "; " / ". " boundaries); a sentence's last clause dropped keeps
+//    the sentence's end mark.
+template <typename Lookup>
+std::string RenderTemplate(std::string_view tmpl, Lookup lookup) {
+  // Pass 1: optional clauses. Their placeholders are filled here; what is
+  // left for pass 2 is plain text plus placeholders outside brackets, so a
+  // value is never read twice (values are not re-parsed as templates).
+  std::string flat;
+  std::vector<std::pair<size_t, size_t>> filled;  // spans of flat already filled
+  size_t i = 0;
+  while (i < tmpl.size()) {
+    size_t open = tmpl.find('[', i);
+    size_t close = open == std::string_view::npos ? open : tmpl.find(']', open);
+    if (close == std::string_view::npos) {
+      flat += tmpl.substr(i);
+      break;
+    }
+    std::string_view inner = tmpl.substr(open + 1, close - open - 1);
+    if (!HasPlaceholder(inner)) {
+      flat += tmpl.substr(i, close + 1 - i);
+      i = close + 1;
+      continue;
+    }
+    flat += tmpl.substr(i, open - i);
+    bool missing = false;
+    std::string text = FillPlaceholders(inner, lookup, &missing);
+    if (!missing) {
+      filled.emplace_back(flat.size(), flat.size() + text.size());
+      flat += text;
     }
     i = close + 1;
   }
+  // Pass 2: placeholders outside brackets, clause by clause.
+  auto is_filled = [&](size_t pos) {
+    for (const auto& [a, b] : filled) {
+      if (pos >= a && pos < b) return true;
+    }
+    return false;
+  };
+  std::string out;
+  size_t offset = 0;
+  for (std::string_view clause : Clauses(flat)) {
+    const size_t clause_at = offset;
+    offset += clause.size();
+    std::string rendered;
+    bool missing = false;
+    size_t j = 0;
+    while (j < clause.size()) {
+      size_t open = clause.find('{', j);
+      while (open != std::string_view::npos && is_filled(clause_at + open)) open = clause.find('{', open + 1);
+      size_t close = open == std::string_view::npos ? open : clause.find('}', open);
+      if (close == std::string_view::npos) {
+        rendered += clause.substr(j);
+        break;
+      }
+      rendered += clause.substr(j, open - j);
+      std::string v = RenderValue(clause.substr(open + 1, close - open - 1), lookup);
+      if (v.empty()) missing = true;
+      rendered += v;
+      j = close + 1;
+    }
+    if (!missing) {
+      out += rendered;
+      continue;
+    }
+    // Dropped: a sentence end it carried moves onto the clause before it.
+    std::string_view end = Trim(clause);
+    if (!end.empty() && (end.back() == '.' || end.back() == '!' || end.back() == '?')) {
+      while (!out.empty() && (out.back() == ' ' || out.back() == ',' || out.back() == ';')) out.pop_back();
+      if (!out.empty() && out.back() != '.') out += end.back();
+      if (clause.back() == ' ') out += ' ';
+    }
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == ',' || out.back() == ';')) out.pop_back();
   return out;
 }
 

@@ -59,8 +59,10 @@ class RuleSet {
 };
 
 // Fills {name} placeholders from the rule's captures, then from facts (the
-// latest value of a fact wins). "{a*b*c}" multiplies integer values. An
-// unknown value renders as "?".
+// latest value of a fact wins). "{a*b*c}" multiplies integer values. A
+// missing value is never printed: "[ on GPU {gpu}]" is an optional clause,
+// dropped when a value in it is unknown; a missing value outside brackets
+// drops its clause (text between ", ", "; ", ". ").
 std::string RenderTemplateWith(std::string_view tmpl, const Captures& captures, const Captures& facts);
 
 }  // namespace faultline::rules

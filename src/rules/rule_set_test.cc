@@ -54,7 +54,24 @@ TEST(RuleSetTest, RenderUsesCapturesFactsAndProducts) {
   Captures caps = {{"rank", "3"}};
   Captures facts = {{"tp", "1"}, {"tp", "2"}, {"dp", "2"}};
   EXPECT_EQ(RenderTemplateWith("rank {rank} needs {tp*dp} GPUs", caps, facts), "rank 3 needs 4 GPUs");
-  EXPECT_EQ(RenderTemplateWith("{missing} and {tp*missing}", caps, facts), "? and ?");
+  EXPECT_EQ(RenderTemplateWith("rank {rank} failed. {missing} and {tp*missing}", caps, facts), "rank 3 failed.");
+}
+
+TEST(RuleSetTest, MissingValueDropsItsClauseNeverPrintsAPlaceholder) {
+  Captures caps = {{"requested", "16.00 GiB"}, {"total", "80 GiB"}};
+  const char* tmpl = "asked for {requested} more[ on GPU {gpu}][, which has {total} in total]. Free it.";
+  EXPECT_EQ(RenderTemplateWith(tmpl, caps, {}), "asked for 16.00 GiB more, which has 80 GiB in total. Free it.");
+  caps.emplace_back("gpu", "0");
+  EXPECT_EQ(RenderTemplateWith(tmpl, caps, {}),
+            "asked for 16.00 GiB more on GPU 0, which has 80 GiB in total. Free it.");
+  // Outside brackets the clause (between ", " / ". " boundaries) goes; the sentence keeps its end.
+  EXPECT_EQ(RenderTemplateWith("rank {rank} died, on node {node}. Check it.", {{"rank", "3"}}, {}),
+            "rank 3 died. Check it.");
+  EXPECT_EQ(RenderTemplateWith("needs {tp*dp} GPUs, has {n}", {{"tp", "2"}, {"n", "1"}}, {}), "has 1");
+  // Brackets without a placeholder are text.
+  EXPECT_EQ(RenderTemplateWith("a label outside [0, num_classes) for rank {rank}", {{"rank", "1"}}, {}),
+            "a label outside [0, num_classes) for rank 1");
+  EXPECT_EQ(RenderTemplateWith("{nothing}", {}, {}).find('?'), std::string::npos);
 }
 
 TEST(RuleSetTest, RedactsSecrets) {
