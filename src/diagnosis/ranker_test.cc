@@ -126,7 +126,7 @@ TEST(RankerTest, ErrorFollowedByReadyInTheSameProcessIsRecovered) {
 
 StopHit Stop(int64_t line) {
   StopHit s;
-  s.rule = 4;
+  s.rule = 5;  // t.stop
   s.where = events::LineInfo{0, line, "KeyboardInterrupt"};
   return s;
 }
