@@ -200,6 +200,9 @@ class Scanner {
       const rules::Rule &rule = rules_.rules()[id];
       if (rule.kind == RuleKind::kBenign || rule.kind == RuleKind::kRedact) continue;
       if (rule.kind != RuleKind::kPhase) return false;
+      // Progress and completion marks are kept per line (the last step, the
+      // counter of a generic progress rule), not only the first.
+      if (rule.progress || rule.completes || rule.phase == "training") return false;
       if (id == reached_rule_ && process == reached_process_) continue;
       bool reached = false;
       for (const auto &ph : findings_->phases) {
@@ -290,7 +293,8 @@ class Scanner {
     int64_t value = 0;
     auto [end, ec] = std::from_chars(step.data(), step.data() + step.size(), value);
     if (step.empty() || ec != std::errc() || end != step.data() + step.size()) return;
-    auto key = std::make_pair(static_cast<size_t>(id), std::string(p.process));
+    // Per file: several inputs are scanned apart and merged (scan_inputs.cc).
+    auto key = std::make_pair(static_cast<size_t>(id), fmt::format("{}\n{}", file_, p.process));
     auto it = findings_->progress_counters.find(key);
     if (it == findings_->progress_counters.end()) {
       findings_->progress_counters.emplace(std::move(key), value);

@@ -9,6 +9,7 @@
 
 #include "diagnosis/block_pipeline.h"
 #include "diagnosis/log_scanner.h"
+#include "diagnosis/ranker.h"
 
 namespace faultline::diagnosis {
 
@@ -42,10 +43,18 @@ void MergeFindings(Findings&& from, Findings* into) {
   for (auto& stop : from.stops) {  // the earliest kept
     if (into->stops.size() < Findings::kMaxStops) into->stops.push_back(std::move(stop));
   }
-  // Latest progress / completion per process: a later file's mark is later.
-  for (auto& [key, mark] : from.last_progress) into->last_progress[key] = std::move(mark);
-  for (auto& [key, mark] : from.last_generic_progress) into->last_generic_progress[key] = std::move(mark);
-  for (auto& [key, mark] : from.last_completion) into->last_completion[key] = std::move(mark);
+  // Latest progress / completion per process, in causal order (timestamps across files).
+  auto latest = [](std::map<std::string, ProgressMark, std::less<>>& to, auto& marks) {
+    for (auto& [key, mark] : marks) {
+      auto it = to.find(key);
+      if (it == to.end() || CausallyBefore(it->second.where, it->second.time, mark.where, mark.time, true)) {
+        to[key] = std::move(mark);
+      }
+    }
+  };
+  latest(into->last_progress, from.last_progress);
+  latest(into->last_generic_progress, from.last_generic_progress);
+  latest(into->last_completion, from.last_completion);
   for (auto& [key, value] : from.progress_counters) into->progress_counters[key] = value;
   for (auto& [name, value] : from.facts) {  // the latest value, in first-seen order
     auto it = std::find_if(into->facts.begin(), into->facts.end(), [&](const auto& f) { return f.first == name; });
