@@ -229,6 +229,13 @@ MemoryEstimate EstimateMemory(const ModelFacts& m, const MemoryInputs& in, const
   e.weight_bytes_total = w;
   double per_gpu = other_w / tp + expert_w / expert_split;
   per_gpu /= pp;
+  // The rotary embedding's cos/sin cache (max positions x rotary dim, in the
+  // model dtype) is allocated with the model on every GPU and counted in
+  // "Model loading took" (Llama-3.1-8B: 131072 x 128 x 2 bytes = 32 MiB).
+  if (m.derived_max_len > 0) {
+    double rotary_dim = m.mla ? m.qk_rope_head_dim : m.head_dim;
+    per_gpu += static_cast<double>(std::min<int64_t>(m.derived_max_len, 1 << 24)) * rotary_dim * act_bytes;
+  }
   per_gpu -= in.cpu_offload_gb * kGiB;
   e.weights_per_gpu = std::max(0.0, per_gpu);
 

@@ -74,7 +74,8 @@ TEST(MemoryEstimateTest, IndexSizeWinsAndFp32CheckpointsRunInBf16) {
   MemoryEstimate e = EstimateMemory(m, H100(2));
   EXPECT_EQ(e.runtime_dtype, "bfloat16");
   EXPECT_NEAR(e.weight_bytes_total, 32'762'357'760.0 / 2, 1);
-  EXPECT_NEAR(e.weights_per_gpu, 32'762'357'760.0 / 4, 1);
+  // Plus the rotary cos/sin cache on every GPU: 40960 positions x 128 x 2 bytes.
+  EXPECT_NEAR(e.weights_per_gpu, 32'762'357'760.0 / 4 + 40960.0 * 128 * 2, 1);
 }
 
 TEST(MemoryEstimateTest, ExpertParallelSplitsExpertsOverDp) {
@@ -198,7 +199,8 @@ TEST(MemoryEstimateTest, Awq4BitWeights) {
   MemoryEstimate e = EstimateMemory(*m, h100);
   double embed = 2.0 * 152064 * 3584 * 2;  // untied embeddings + LM head, 16-bit
   double linear = (static_cast<double>(m->params_total) - 2.0 * 152064 * 3584) * 0.5 * 1.03;
-  EXPECT_NEAR(e.weights_per_gpu, embed + linear, 1e6);
+  double rotary = 32768.0 * 128 * 2;  // the rotary cos/sin cache
+  EXPECT_NEAR(e.weights_per_gpu, embed + linear + rotary, 1e6);
   EXPECT_LT(e.weights_per_gpu / kGiB, 5.5);  // vs 14.2 GiB in bf16
 }
 
