@@ -162,8 +162,10 @@ TEST_F(PreflightE2eTest, HuggingFaceCacheLayoutIsSearched) {
   json doc = Validated(r);
   EXPECT_NE(doc["model_config"].get<std::string>().find("models--Qwen--Qwen3-8B/snapshots/a1b2/config.json"),
             std::string::npos);
-  // The index says 16.4 GB of fp32 weights (config dtype float32): vLLM runs them in bf16.
-  EXPECT_NEAR(doc["estimates"]["weights_gib_per_gpu"].get<double>(), 16381470720.0 / 2 / (1 << 30), 0.01);
+  // The index says 16.4 GB of fp32 weights (config dtype float32): vLLM runs them in bf16;
+  // plus the rotary cos/sin cache (40960 positions x 128 x 2 bytes).
+  EXPECT_NEAR(doc["estimates"]["weights_gib_per_gpu"].get<double>(),
+              (16381470720.0 / 2 + 40960.0 * 128 * 2) / (1 << 30), 0.01);
   const json* files = Finding(doc, "model-files");
   ASSERT_NE(files, nullptr);
   EXPECT_EQ((*files)["severity"], "blocking");  // shard 2 of 2 is missing
