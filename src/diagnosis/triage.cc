@@ -109,6 +109,8 @@ void FillPhases(const Findings &f, const Ranking &ranking, const rules::RuleSet 
   // frames) still say where the job was: phase marks on those lines count.
   std::set<std::pair<int, int64_t>> interrupted;
   if (!ranking.root && ranking.stop) {
+    // The stop's own line may say where the job was (a watchdog's collective).
+    interrupted.emplace(f.stops[*ranking.stop].where.file, f.stops[*ranking.stop].where.line);
     for (const auto &d : ranking.cascade) {
       for (const auto &c : f.events[d.event].context) interrupted.emplace(c.file, c.line);
     }
