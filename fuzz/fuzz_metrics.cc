@@ -1,5 +1,6 @@
-// /metrics on any JSON: the run object before the first newline, the
-// diagnosis after it (what a malformed live.jsonl or diagnosis.json can give).
+// /metrics on any records: each line of the input is applied to the metrics
+// model as a faultline.live/1 record (what a malformed live.jsonl or
+// diagnosis.json can give), then the exposition is rendered.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -10,12 +11,17 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  size_t nl = text.find('\n');
-  auto run = nlohmann::json::parse(text.substr(0, nl), nullptr, false);
-  auto diag = nl == std::string_view::npos ? nlohmann::json(nullptr)
-                                           : nlohmann::json::parse(text.substr(nl + 1), nullptr, false);
-  if (run.is_discarded()) return 0;
-  if (diag.is_discarded()) diag = nullptr;
-  (void)faultline::web::PrometheusText(run, diag);
+  faultline::metrics::Identity id;
+  id.run_id = "fuzz";
+  id.phases = {"process-start", "training"};
+  faultline::metrics::RunMetrics m(id);
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    auto record = nlohmann::json::parse(text.substr(0, nl), nullptr, false);
+    if (!record.is_discarded()) m.Apply(record);
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  (void)m.Render();
   return 0;
 }

@@ -25,6 +25,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   run.Refresh();
   nlohmann::json j = run.RunJson(0);
   (void)run.SamplesJson();
-  (void)faultline::web::PrometheusText(j, run.diagnosis());
+  (void)run.metrics().Render();
   return 0;
 }

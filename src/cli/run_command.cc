@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/live_support.h"
+#include "cli/metrics_support.h"
 #include "preflight/launch_command.h"
 #include "preflight/preflight.h"
 #include "preflight/report_writer.h"
@@ -36,6 +37,7 @@ struct RunArgs {
   bool no_stacks = false;
   std::string dashboard;  // HOST:PORT
   std::string dashboard_token;
+  metrics_flags::MetricsArgs metrics;
 };
 
 // Preflight of every command it knows. Returns false when one has a
@@ -79,7 +81,7 @@ bool Preflight(const supervise::PipelineSpec& spec, bool json) {
   return ok;
 }
 
-int RunRun(const RunArgs& a) {
+int RunRun(RunArgs& a) {
   if (a.file.empty() == a.command.empty()) {
     std::cerr << "faultline: run needs either -f pipeline.yaml or -- COMMAND...\n";
     return kExitUsage;
@@ -118,6 +120,7 @@ int RunRun(const RunArgs& a) {
     std::cerr << "faultline: " << rules.status().message() << "\n";
     return kExitUsage;
   }
+  if (!metrics_flags::Check(&a.metrics)) return kExitUsage;
   if (!a.no_preflight && !Preflight(spec, a.json)) return kExitDiagnosed;
   options.runs_dir = a.runs_dir;
   options.stacks = !a.no_stacks;
@@ -138,7 +141,21 @@ int RunRun(const RunArgs& a) {
     // The page plots the samples the run records; record them more often.
     if (a.status_every == "10s") options.status_interval = 2;
   }
+  std::unique_ptr<metrics::MetricsOutput> metrics;
+  if (a.metrics.enabled()) {
+    // Threads start after the keeper fork, as the dashboard's do; run_id is the run directory's name.
+    auto previous = options.on_run_dir;
+    options.on_run_dir = [&, previous](const std::string& run_dir) {
+      if (previous) previous(run_dir);
+      std::string run_id = std::filesystem::path(run_dir).filename().string();
+      metrics = metrics_flags::Start(a.metrics, run_id, spec.name, *rules);
+    };
+    options.on_record = [&](const nlohmann::json& record) {
+      if (metrics) metrics->Apply(record);
+    };
+  }
   auto result = supervise::RunPipeline(spec, *rules, options, gpu.get(), live::Diagnoser(a.color));
+  if (metrics) metrics->Finish(a.metrics.linger_seconds);
   if (!result.ok()) {
     std::cerr << "faultline: " << result.status().message() << "\n";
     return kExitUsage;
@@ -172,6 +189,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                   "serve a live page of this run on HOST:PORT, e.g. 127.0.0.1:8765 (docs/dashboard.md)");
   cmd->add_option("--dashboard-token", args->dashboard_token,
                   "token every dashboard request must carry (required off loopback; generated when omitted)");
+  metrics_flags::AddOptions(cmd, &args->metrics);
   cmd->callback([args, exit_code]() { *exit_code = RunRun(*args); });
 }
 

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/live_support.h"
+#include "cli/metrics_support.h"
 #include "probe/proc_fs.h"
 #include "supervise/stop_signals.h"
 #include "supervise/watcher.h"
@@ -32,9 +33,10 @@ struct WaitReadyArgs {
   bool json = false;
   bool quiet = false;
   bool no_gpu = false;
+  metrics_flags::MetricsArgs metrics;
 };
 
-int RunWaitReady(const WaitReadyArgs& a) {
+int RunWaitReady(WaitReadyArgs& a) {
   supervise::WatchOptions w;
   int kinds = !a.url.empty() + !a.tcp.empty() + !a.log_ready.empty();
   if (kinds != 1) {
@@ -67,15 +69,22 @@ int RunWaitReady(const WaitReadyArgs& a) {
     std::cerr << "faultline: " << rules.status().message() << "\n";
     return kExitUsage;
   }
+  if (!metrics_flags::Check(&a.metrics)) return kExitUsage;
   w.pids = a.pids;
   w.log_path = a.log;
   w.name = a.pids.empty() ? "server" : "process " + std::to_string(a.pids[0]);
   if (a.quiet) w.status_interval = 0;
   auto fs = probe::NewRealProcFs();
   auto gpu = live::GpuSource(a.no_gpu);
-  int stop_fd = supervise::InstallStopSignals();
   bool json = a.json;
   std::string name = w.name;
+  std::unique_ptr<metrics::MetricsOutput> metrics;
+  if (a.metrics.enabled()) {
+    metrics = metrics_flags::Start(a.metrics, metrics_flags::WatchRunId(), name, *rules);
+    if (!metrics) return kExitUsage;
+    w.on_sample = [&](const supervise::Monitor& m, double t) { metrics->Apply(supervise::StatusRecord(m, name, t)); };
+  }
+  int stop_fd = supervise::InstallStopSignals();
   bool first = true;  // rates need two samples: the first status waits an interval
   supervise::JobEnd end = supervise::Watch(
       w, *rules, fs.get(), probe::RealClock(), gpu.get(), stop_fd, [&](const supervise::Monitor& m, double t) {
@@ -92,6 +101,11 @@ int RunWaitReady(const WaitReadyArgs& a) {
     end.outcome = supervise::Outcome::kDied;
     end.detail += " before it was ready";
   }
+  auto finish_metrics = [&](const nlohmann::json& triage) {
+    if (!metrics) return;
+    metrics->Apply(supervise::DiagnosisRecord(end, probe::RealClock()->WallMillis(), triage));
+    metrics->Finish(a.metrics.linger_seconds);
+  };
   switch (end.outcome) {
     case supervise::Outcome::kReady:
       if (json) {
@@ -100,12 +114,14 @@ int RunWaitReady(const WaitReadyArgs& a) {
       } else {
         std::cerr << supervise::EndHeadline(end) << "\n";
       }
+      finish_metrics(nullptr);
       return kExitHealthy;
     case supervise::Outcome::kInterrupted:
       std::cerr << supervise::EndHeadline(end) << "\n";
+      finish_metrics(nullptr);
       return 130;
     default:
-      live::PrintEnd(end, json, a.color);
+      finish_metrics(live::PrintEnd(end, json, a.color));
       return kExitDiagnosed;
   }
 }
@@ -131,6 +147,7 @@ void AddWaitReadyCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", args->json, "print faultline.live/1 records (JSON Lines) on stdout");
   cmd->add_flag("--quiet", args->quiet, "no status lines");
   cmd->add_flag("--no-gpu", args->no_gpu, "do not sample GPUs");
+  metrics_flags::AddOptions(cmd, &args->metrics);
   cmd->callback([args, exit_code]() { *exit_code = RunWaitReady(*args); });
 }
 

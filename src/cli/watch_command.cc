@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/live_support.h"
+#include "cli/metrics_support.h"
 #include "probe/proc_fs.h"
 #include "supervise/monitor.h"
 #include "supervise/stop_signals.h"
@@ -30,9 +31,10 @@ struct WatchArgs {
   bool once = false;
   bool no_gpu = false;
   bool no_stacks = false;
+  metrics_flags::MetricsArgs metrics;
 };
 
-int RunWatch(const WatchArgs& a) {
+int RunWatch(WatchArgs& a) {
   supervise::WatchOptions w;
   if (!live::Duration("--interval", a.interval, &w.status_interval) ||
       !live::Duration("--sample", a.sample, &w.sample_interval, true) ||
@@ -45,6 +47,7 @@ int RunWatch(const WatchArgs& a) {
     std::cerr << "faultline: " << rules.status().message() << "\n";
     return kExitUsage;
   }
+  if (!metrics_flags::Check(&a.metrics)) return kExitUsage;
   w.pids = a.pids;
   w.stacks = !a.no_stacks;
   w.log_path = a.log;
@@ -74,6 +77,12 @@ int RunWatch(const WatchArgs& a) {
     print_status(m, w.sample_interval);
     return kExitHealthy;
   }
+  std::unique_ptr<metrics::MetricsOutput> metrics;
+  if (a.metrics.enabled()) {
+    metrics = metrics_flags::Start(a.metrics, metrics_flags::WatchRunId(), name, *rules);
+    if (!metrics) return kExitUsage;
+    w.on_sample = [&](const supervise::Monitor& m, double t) { metrics->Apply(supervise::StatusRecord(m, name, t)); };
+  }
   int stop_fd = supervise::InstallStopSignals();
   // The first status line comes after the first interval (rates need two samples).
   bool first = true;
@@ -82,8 +91,14 @@ int RunWatch(const WatchArgs& a) {
                                              if (!first) print_status(m, t);
                                              first = false;
                                            });
+  auto finish_metrics = [&](const nlohmann::json& triage) {
+    if (!metrics) return;
+    metrics->Apply(supervise::DiagnosisRecord(end, probe::RealClock()->WallMillis(), triage));
+    metrics->Finish(a.metrics.linger_seconds);
+  };
   if (end.outcome == supervise::Outcome::kInterrupted) {
     std::cerr << supervise::EndHeadline(end) << "\n";
+    finish_metrics(nullptr);
     return kExitHealthy;  // the user stopped watching; the job goes on
   }
   if (end.outcome == supervise::Outcome::kCompleted) {  // the pid exited with code 0
@@ -96,6 +111,7 @@ int RunWatch(const WatchArgs& a) {
     return kExitHealthy;
   }
   nlohmann::json triage = live::PrintEnd(end, json, a.color);
+  finish_metrics(triage);
   // A watched process that exited is fine when its log says so.
   if (end.outcome == supervise::Outcome::kDied && triage.is_object() && triage.value("verdict", "") == "healthy") {
     return kExitHealthy;
@@ -121,6 +137,7 @@ void AddWatchCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--once", args->once, "print one status (two samples --sample apart) and exit 0");
   cmd->add_flag("--no-gpu", args->no_gpu, "do not sample GPUs");
   cmd->add_flag("--no-stacks", args->no_stacks, "no py-spy dump of the Python processes on a stall");
+  metrics_flags::AddOptions(cmd, &args->metrics);
   cmd->callback([args, exit_code]() { *exit_code = RunWatch(*args); });
 }
 

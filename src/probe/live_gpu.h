@@ -20,6 +20,8 @@ struct GpuDeviceUsage {
   int64_t memory_used_bytes = -1;  // -1 unknown
   int64_t memory_total_bytes = -1;
   int utilization_percent = -1;  // -1 unknown
+  std::string uuid;              // "GPU-6f3c...", "" unknown
+  std::string name;              // "NVIDIA H200", "" unknown
 };
 
 struct GpuProcessUsage {

@@ -64,6 +64,8 @@ GpuUsage InventoryGpuSource::Sample() {
     d.memory_total_bytes = static_cast<int64_t>(g.memory_total_bytes);
     auto it = util.find(g.index);
     d.utilization_percent = it == util.end() ? -1 : it->second;
+    d.uuid = g.uuid;
+    d.name = g.name;
     u.devices.push_back(d);
     for (const auto& p : g.processes) {
       u.processes.push_back({p.pid, g.index, p.used_bytes > 0 ? static_cast<int64_t>(p.used_bytes) : -1});

@@ -100,11 +100,13 @@ nlohmann::json StatusRecord(const Monitor& m, const std::string& service, double
   if (!s.gpu.available) gpu["note"] = s.gpu.note;
   json devices = json::array();
   for (const auto& d : s.gpu.devices) {
-    devices.push_back(
-        {{"index", d.index},
-         {"memory_used_bytes", d.memory_used_bytes < 0 ? json(nullptr) : json(d.memory_used_bytes)},
-         {"memory_total_bytes", d.memory_total_bytes < 0 ? json(nullptr) : json(d.memory_total_bytes)},
-         {"utilization_percent", d.utilization_percent < 0 ? json(nullptr) : json(d.utilization_percent)}});
+    json jd = {{"index", d.index},
+               {"memory_used_bytes", d.memory_used_bytes < 0 ? json(nullptr) : json(d.memory_used_bytes)},
+               {"memory_total_bytes", d.memory_total_bytes < 0 ? json(nullptr) : json(d.memory_total_bytes)},
+               {"utilization_percent", d.utilization_percent < 0 ? json(nullptr) : json(d.utilization_percent)}};
+    if (!d.uuid.empty()) jd["uuid"] = d.uuid;  // the labels metrics join DCGM's series on
+    if (!d.name.empty()) jd["name"] = d.name;
+    devices.push_back(std::move(jd));
   }
   gpu["devices"] = std::move(devices);
   json gp = json::array();

@@ -165,6 +165,7 @@ void PipelineRun::Emit(const nlohmann::json& record) {
   std::string line = rules::Secrets().JsonLine(record);  // the redaction choke point (rules/redact.yaml)
   records_ << line << '\n';
   records_.flush();
+  if (options_.on_record) options_.on_record(record);
   if (options_.json) {
     out_ << line << '\n';
     out_.flush();
@@ -442,6 +443,8 @@ std::optional<JobEnd> PipelineRun::Step() {
       if (status_due) {
         Emit(StatusRecord(*s.monitor, s.spec->name, now - start_));
         Say(StatusLine(*s.monitor, s.spec->name, now - start_));
+      } else if (options_.on_record) {
+        options_.on_record(StatusRecord(*s.monitor, s.spec->name, now - start_));
       }
       // A service that is ready may idle; anything else must progress.
       if (s.state == State::kRunning && s.monitor->Stalled()) {

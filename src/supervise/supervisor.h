@@ -46,6 +46,10 @@ struct SupervisorOptions {
   // Python children get faultline's bootstrap sitecustomize (stack capture
   // on a stall); false: --no-stacks.
   bool stacks = true;
+  // Every faultline.live/1 record as live.jsonl gets it, plus a status record
+  // of each service at every sample (not only every status_interval): what
+  // --metrics renders. Called on the supervising thread.
+  std::function<void(const nlohmann::json& record)> on_record;
 };
 
 struct RunResult {

@@ -141,6 +141,7 @@ JobEnd Watch(const WatchOptions& options, const StallRules& rules, probe::ProcFs
     }
     if (now >= next_sample) {
       monitor.Tick(on_line);
+      if (options.on_sample) options.on_sample(monitor, now - start);
       next_sample += options.sample_interval;
       if (next_sample < now) next_sample = now + options.sample_interval;
       if (!ready_line.empty()) return finish(Outcome::kReady, fmt::format("log line matched: {}", ready_line));

@@ -31,6 +31,8 @@ struct WatchOptions {
   double timeout = 0;         // 0 = none
   bool stop_on_stall = true;  // false: keep watching after reporting
   bool stacks = true;         // py-spy dump of the Python processes on a stall, when installed
+  // Called after every sample (what --metrics renders); elapsed seconds since the watch began.
+  std::function<void(const Monitor&, double)> on_sample;
 };
 
 // on_status: called every status_interval with the monitor. stop_fd: a fd

@@ -165,16 +165,12 @@ class DashboardImpl : public Dashboard {
     if (p == "/api/log") return LogEndpoint(req);
     if (p == "/api/events") return Events();
     if (p == "/metrics") {
-      json run = RunJson();
-      json diag;
-      {
-        std::lock_guard<std::mutex> lock(run_mu_);
-        diag = run_->diagnosis();
-      }
       HttpResponse r;
       r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-      rules::Secrets().Json(&run);
-      r.body = PrometheusText(run, diag);
+      {
+        std::lock_guard<std::mutex> lock(run_mu_);
+        r.body = run_->metrics().Render();  // label values are redacted as they are recorded
+      }
       return r;
     }
     return SendError(404, "not found");

@@ -107,8 +107,8 @@ TEST_F(DashboardTest, ServesThePageTheApiAndMetricsOnLoopback) {
   auto metrics = c.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->get_header_value("Content-Type").find("version=0.0.4"), std::string::npos);
-  std::string run_label = "run=\"" + dir_.filename().string() + "\"";
-  EXPECT_NE(metrics->body.find("faultline_service_log_bytes{" + run_label + ",service=\"vllm\"} 27662"),
+  std::string run_label = "run_id=\"" + dir_.filename().string() + "\"";
+  EXPECT_NE(metrics->body.find("faultline_service_log_bytes_total{" + run_label + ",service=\"vllm\"} 27662"),
             std::string::npos)
       << metrics->body;
   EXPECT_NE(metrics->body.find("faultline_service_state{" + run_label + ",service=\"vllm\",state=\"unknown\"} 1"),

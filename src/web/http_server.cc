@@ -210,7 +210,7 @@ class Server : public HttpServer {
   std::optional<HttpResponse> Gate(Pending* p) {
     const HttpRequest& req = p->req;
     if (options_.token.empty()) {
-      if (!HostHeaderAllowed(req.header("host"), options_.host)) {
+      if (!options_.any_host && !HostHeaderAllowed(req.header("host"), options_.host)) {
         return HttpResponse::Error(403, "this server answers only to its loopback address (127.0.0.1, localhost)");
       }
       return std::nullopt;

@@ -69,6 +69,9 @@ struct HttpServerOptions {
   int port = 0;                            // 0: any free port
   std::string token;                       // non-empty: required on every request
   std::string cookie = "faultline_token";  // the cookie that carries the token (set on ?token=)
+  // No Host check without a token: for a read-only endpoint other machines
+  // must reach by any name (/metrics scraped by Prometheus; run --metrics).
+  bool any_host = false;
   HttpLimits limits;
   HttpHandler handler;
 };

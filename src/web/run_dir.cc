@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "supervise/stall_rules.h"
+
 namespace faultline::web {
 namespace fs = std::filesystem;
 namespace {
@@ -14,6 +16,21 @@ namespace {
 constexpr size_t kMaxSamples = 3600;
 constexpr int64_t kLiveStep = 16 << 20;
 constexpr size_t kMaxRecord = 4 << 20;
+
+// The phases of the built-in stall rules: every value faultline_service_phase can take.
+const std::vector<std::string>& BuiltinPhases() {
+  static const std::vector<std::string> phases = [] {
+    std::vector<std::string> out;
+    auto rules = supervise::BuiltinStallRules();
+    if (rules.ok()) {
+      for (const auto& m : rules->phase_markers) {
+        if (std::find(out.begin(), out.end(), m.phase) == out.end()) out.push_back(m.phase);
+      }
+    }
+    return out;
+  }();
+  return phases;
+}
 
 int64_t MtimeMillis(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000;
@@ -83,6 +100,13 @@ std::string ResolveRunDir(const std::string& path) {
 
 RunDir::RunDir(std::string dir) : dir_(std::move(dir)) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  // The run's own scheduler labels are not known here (a dashboard runs after, elsewhere): run_id names it.
+  metrics::Identity id;
+  id.run_id = fs::path(dir_).filename().string();
+  id.pipeline = name();
+  id.version = FAULTLINE_VERSION;
+  id.phases = BuiltinPhases();
+  metrics_ = std::make_unique<metrics::RunMetrics>(std::move(id));
 }
 
 std::string RunDir::name() const {
@@ -138,6 +162,7 @@ void RunDir::ScanLogs() {
     if (st.st_size != s.log_bytes || mtime != s.log_mtime_ms) {
       s.log_bytes = st.st_size;
       s.log_mtime_ms = mtime;
+      metrics_->ObserveLog(s.name, s.log_bytes);
       changed_ = true;
     }
   }
@@ -180,6 +205,7 @@ void RunDir::ReadLive() {
 }
 
 void RunDir::Apply(const nlohmann::json& r) {
+  metrics_->Apply(r);
   std::string type = r.value("type", "");
   std::string svc = r.value("service", "");
   int64_t t = ParseIsoMillis(r.value("time", ""));
@@ -277,6 +303,7 @@ void RunDir::ReadDiagnosisFile() {
   auto j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return;  // being written: next time
   diagnosis_mtime_ = mtime;
+  if (!metrics_->ended()) metrics_->Apply(j);
   diagnosis_ = std::move(j);
   ++diagnosis_changes_;
   finished_ = true;

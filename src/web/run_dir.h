@@ -11,11 +11,14 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "web/metrics.h"
 
 namespace faultline::web {
 
@@ -78,6 +81,8 @@ class RunDir {
   nlohmann::json RunJson(int64_t now_ms) const;
   // The /api/samples object: per-service CPU/RSS and per-GPU history.
   nlohmann::json SamplesJson() const;
+  // The run's metrics (/metrics), fed the same records.
+  const metrics::RunMetrics& metrics() const { return *metrics_; }
 
  private:
   ServiceState& Service(const std::string& name);
@@ -87,6 +92,7 @@ class RunDir {
   void ReadDiagnosisFile();
 
   std::string dir_;
+  std::unique_ptr<metrics::RunMetrics> metrics_;
   std::string run_name_;          // the pipeline's name (the "stopped" event's service)
   std::vector<ServiceState> services_;
   std::map<std::string, std::deque<Sample>> samples_;
