@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -84,6 +85,17 @@ inline std::string WatchRunId() {
   char stamp[32];
   strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &t);
   return fmt::format("watch-{}-{}-{}", host, getpid(), stamp);
+}
+
+// <run_dir>/scheduler.json: the scheduler's labels of this node (job_id, node_id, rank, pod), so that
+// `faultline triage` over a job directory knows which node each run directory is (input/job_layout.h).
+inline void WriteSchedulerFile(const std::string &run_dir) {
+  auto id = metrics::LocalIdentity("", "", {});
+  if (id.scheduler.empty()) return;
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto &[k, v] : id.scheduler) j[k] = v;
+  j["hostname"] = id.hostname;
+  std::ofstream(run_dir + "/scheduler.json") << j.dump(2) << "\n";
 }
 
 // nullptr (with the reason printed) when the endpoint cannot start.

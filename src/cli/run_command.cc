@@ -141,6 +141,13 @@ int RunRun(RunArgs& a) {
     // The page plots the samples the run records; record them more often.
     if (a.status_every == "10s") options.status_interval = 2;
   }
+  {
+    auto previous = options.on_run_dir;
+    options.on_run_dir = [previous](const std::string& run_dir) {
+      metrics_flags::WriteSchedulerFile(run_dir);
+      if (previous) previous(run_dir);
+    };
+  }
   std::unique_ptr<metrics::MetricsOutput> metrics;
   if (a.metrics.enabled()) {
     // Threads start after the keeper fork, as the dashboard's do; run_id is the run directory's name.

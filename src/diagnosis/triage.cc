@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "diagnosis/cross_node.h"
 #include "diagnosis/log_scanner.h"
 #include "diagnosis/ranker.h"
 #include "diagnosis/scan_inputs.h"
@@ -324,6 +325,7 @@ Result<report::TriageReport> Triage(const TriageOptions &options) {
         fmt::format("{}: empty input, no log lines to read", names.size() == 1 ? names[0] : "inputs"));
   }
   const bool multi_file = expanded->files.size() > 1;
+  AlignAcrossNodes(expanded->files, &findings);  // ranks from paths; clock skew between nodes
   Ranking ranking = Rank(findings, rules, multi_file);
   ReportBuilder rb(rules, names);
 

@@ -95,7 +95,7 @@ Result<ExpandedInputs> ExpandInputs(const std::vector<std::string>& names) {
           if (it->is_symlink(e) && it->is_directory(e)) continue;  // no loops through links
           if (it->is_directory(e)) {
             pending.push_back(it->path());
-          } else if (it->is_regular_file(e)) {
+          } else if (it->is_regular_file(e) && !IsFaultlineRecord(it->path().string())) {
             found.push_back(it->path().string());
           }
         }
@@ -113,7 +113,7 @@ Result<ExpandedInputs> ExpandInputs(const std::vector<std::string>& names) {
           out.warnings.push_back(fmt::format("{}: skipped, not a text log", path));
           continue;
         }
-        out.files.push_back({path, path});
+        out.files.push_back({path, path, IdentifyLogPath(path)});
       }
       if (out.files.size() == before) {
         return Status::NotFound(fmt::format("{}: directory holds no log files", name));
@@ -130,7 +130,7 @@ Result<ExpandedInputs> ExpandInputs(const std::vector<std::string>& names) {
         return Status::DataLoss(fmt::format("{}: binary file, not a log (compressed logs must be gzip or zstd)", name));
       }
     }
-    out.files.push_back({name, name});
+    out.files.push_back({name, name, IdentifyLogPath(name)});
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "input/job_layout.h"
 #include "util/status.h"
 
 namespace faultline::input {
@@ -17,6 +18,7 @@ namespace faultline::input {
 struct InputFile {
   std::string path;     // what to open ("-" for stdin)
   std::string display;  // how reports name it
+  FileIdentity identity;  // rank / node the path says (job_layout.h)
 };
 
 struct ExpandedInputs {
