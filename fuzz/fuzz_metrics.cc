@@ -3,9 +3,8 @@
 // diagnosis.json can give), then the exposition is rendered.
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "web/metrics.h"
 

@@ -134,7 +134,7 @@ const std::vector<std::string> &RunOutcomes() {
 namespace {
 // Names that reach labels pass the redaction rules once, as they are recorded.
 Identity Redacted(Identity id) {
-  const auto& secrets = rules::Secrets();
+  const auto &secrets = rules::Secrets();
   id.run_id = secrets.Text(id.run_id);
   id.pipeline = secrets.Text(id.pipeline);
   return id;

@@ -171,7 +171,7 @@ TEST(MetricsTest, PromtoolCheckMetricsPasses) {
 TEST(MetricsTest, MalformedRecordsAreSafe) {
   // What a damaged live.jsonl or diagnosis.json can hold: wrong types everywhere.
   RunMetrics m(TestIdentity());
-  for (const char* text :
+  for (const char *text :
        {"null", "12", "[]", R"({"type": 3})", R"({"type": "status"})", R"({"type": "status", "service": ["a"]})",
         R"({"type": "status", "service": "s", "time": 5, "processes": {"a": 1}, "log": 3, "progress": "p",
             "gpu": {"devices": [{"index": "zero", "memory_used_bytes": 1}, 3], "processes": [1, {"pid": "x"}]}})",
