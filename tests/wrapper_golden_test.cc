@@ -20,56 +20,56 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct Wrapper {
-  const char *name;
-  std::function<std::string(const std::string &line, int file_index)> wrap;
+  const char* name;
+  std::function<std::string(const std::string& line, int file_index)> wrap;
   bool peeled = true;  // false: a framework prefix the line parser reads itself
 };
 
-std::string JsonString(const std::string &s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string JsonString(const std::string& s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); }
 
-const std::vector<Wrapper> &Wrappers() {
+const std::vector<Wrapper>& Wrappers() {
   static const std::vector<Wrapper> wrappers = {
-      {"docker_compose", [](const std::string &l, int f) { return "worker-" + std::to_string(f + 1) + "  | " + l; }},
-      {"docker_compose_colour", [](const std::string &l, int) { return "\x1b[36mqwen-server  |\x1b[0m " + l; }},
+      {"docker_compose", [](const std::string& l, int f) { return "worker-" + std::to_string(f + 1) + "  | " + l; }},
+      {"docker_compose_colour", [](const std::string& l, int) { return "\x1b[36mqwen-server  |\x1b[0m " + l; }},
       {"kubectl_prefix",
-       [](const std::string &l, int f) { return "[pod/trainer-" + std::to_string(f) + "/main] " + l; }},
-      {"kubectl_timestamps", [](const std::string &l, int) { return "2025-05-09T15:15:10.123456789Z " + l; }},
-      {"github_actions", [](const std::string &l, int) { return "2025-05-09T15:15:10.1234567Z " + l; }},
+       [](const std::string& l, int f) { return "[pod/trainer-" + std::to_string(f) + "/main] " + l; }},
+      {"kubectl_timestamps", [](const std::string& l, int) { return "2025-05-09T15:15:10.123456789Z " + l; }},
+      {"github_actions", [](const std::string& l, int) { return "2025-05-09T15:15:10.1234567Z " + l; }},
       {"docker_json_file",
-       [](const std::string &l, int) {
+       [](const std::string& l, int) {
          return R"({"log":)" + JsonString(l + "\n") + R"(,"stream":"stderr","time":"2025-05-09T15:15:10.123456789Z"})";
        }},
       {"journald_short_iso",
-       [](const std::string &l, int f) {
+       [](const std::string& l, int f) {
          return "2025-05-09T15:15:10+0000 gpu-node-" + std::to_string(f) + " python3[7506]: " + l;
        }},
-      {"journald_short", [](const std::string &l, int) { return "May 09 15:15:10 gpu-node-1 python3[7506]: " + l; }},
+      {"journald_short", [](const std::string& l, int) { return "May 09 15:15:10 gpu-node-1 python3[7506]: " + l; }},
       {"journald_json",
-       [](const std::string &l, int) {
+       [](const std::string& l, int) {
          return R"({"_HOSTNAME":"gpu-node-1","SYSLOG_IDENTIFIER":"python3","_PID":"7506","MESSAGE":)" + JsonString(l) +
                 "}";
        }},
-      {"srun_label", [](const std::string &l, int f) { return (f < 10 ? " " : "") + std::to_string(f) + ": " + l; }},
-      {"mpirun_tag_output", [](const std::string &l, int f) { return "[1," + std::to_string(f) + "]<stderr>:" + l; }},
-      {"torchrun_tee", [](const std::string &l, int f) { return "[default" + std::to_string(f) + "]:" + l; }, false},
+      {"srun_label", [](const std::string& l, int f) { return (f < 10 ? " " : "") + std::to_string(f) + ": " + l; }},
+      {"mpirun_tag_output", [](const std::string& l, int f) { return "[1," + std::to_string(f) + "]<stderr>:" + l; }},
+      {"torchrun_tee", [](const std::string& l, int f) { return "[default" + std::to_string(f) + "]:" + l; }, false},
       {"kubectl_timestamps_around_compose",
-       [](const std::string &l, int) { return "2025-05-09T15:15:10.123456789Z trainer  | " + l; }},
+       [](const std::string& l, int) { return "2025-05-09T15:15:10.123456789Z trainer  | " + l; }},
   };
   return wrappers;
 }
 
 std::vector<std::string> GoldenDirs() {
   std::vector<std::string> dirs;
-  for (const auto &e : fs::directory_iterator(std::string(FAULTLINE_SOURCE_DIR) + "/tests/golden")) {
+  for (const auto& e : fs::directory_iterator(std::string(FAULTLINE_SOURCE_DIR) + "/tests/golden")) {
     if (e.is_directory()) dirs.push_back(e.path().string());
   }
   std::sort(dirs.begin(), dirs.end());
   return dirs;
 }
 
-std::vector<std::string> InputFiles(const std::string &dir) {
+std::vector<std::string> InputFiles(const std::string& dir) {
   std::vector<std::string> files;
-  for (const auto &e : fs::directory_iterator(dir)) {
+  for (const auto& e : fs::directory_iterator(dir)) {
     std::string name = e.path().filename().string();
     if (name != "README.md" && name != "expected.json" && e.is_regular_file()) files.push_back(name);
   }
@@ -77,7 +77,7 @@ std::vector<std::string> InputFiles(const std::string &dir) {
   return files;
 }
 
-void WriteWrapped(const std::string &from, const std::string &to, const Wrapper &w, int file_index) {
+void WriteWrapped(const std::string& from, const std::string& to, const Wrapper& w, int file_index) {
   std::ifstream in(from, std::ios::binary);
   std::ofstream out(to, std::ios::binary);
   std::string line;
@@ -91,12 +91,12 @@ TEST_P(WrapperGoldenTest, EveryWrapperGivesTheUnwrappedDiagnosis) {
   json expected = json::parse(ReadFile(dir + "/expected.json"));
   const std::vector<std::string> files = InputFiles(dir);
   // Compressed inputs are wrapped by nobody: wrappers act on text lines.
-  for (const auto &f : files) {
+  for (const auto& f : files) {
     if (f.size() > 3 && (f.ends_with(".gz") || f.ends_with(".zst"))) GTEST_SKIP() << "compressed input";
   }
   const fs::path work = fs::temp_directory_path() /
                         ("faultline-wrap-" + fs::path(dir).filename().string() + "-" + std::to_string(::getpid()));
-  for (const Wrapper &w : Wrappers()) {
+  for (const Wrapper& w : Wrappers()) {
     SCOPED_TRACE(w.name);
     fs::remove_all(work);
     fs::create_directories(work);
@@ -121,9 +121,9 @@ TEST_P(WrapperGoldenTest, EveryWrapperGivesTheUnwrappedDiagnosis) {
   fs::remove_all(work);
 }
 
-std::string Name(const ::testing::TestParamInfo<std::string> &info) {
+std::string Name(const ::testing::TestParamInfo<std::string>& info) {
   std::string name = fs::path(info.param).filename().string();
-  for (char &c : name) {
+  for (char& c : name) {
     if (!isalnum(static_cast<unsigned char>(c))) c = '_';
   }
   return name;

@@ -23,6 +23,10 @@ struct PhaseHit {
   parse::Timestamp time;
   bool completes = false;
   bool generic = false;  // from a generic progress rule (progress: true)
+  // The latest mark of the same (process, phase): a server that answered a
+  // request after an error was still serving.
+  events::LineInfo last;
+  parse::Timestamp last_time;
 };
 
 // A stop rule's line: the job was stopped from outside (Ctrl-C, SIGTERM, a

@@ -122,6 +122,11 @@ class Scanner {
       WithWrapperIdentity(&p);
       if (!interesting || OnlyReachedPhases(p.process)) {
         NoteProcess(p, line_no);
+        if (interesting && line_reached_hit_ != kNoHit) {
+          PhaseHit &ph = findings_->phases[line_reached_hit_];  // its latest mark (ranker: recovered errors)
+          ph.last = LineInfo{file_, line_no, {}};
+          ph.last_time = last_time_;
+        }
         return;
       }
     }
@@ -196,6 +201,7 @@ class Scanner {
   // has (AddPhase would keep nothing) or a benign look-alike (which matters
   // only with an event): the line then needs no parse and no confirmation.
   bool OnlyReachedPhases(std::string_view process) {
+    size_t hit = kNoHit;  // the phase this line marks again, if any
     for (unsigned id : line_rules_) {
       const rules::Rule &rule = rules_.rules()[id];
       if (rule.kind == RuleKind::kBenign || rule.kind == RuleKind::kRedact) continue;
@@ -203,18 +209,25 @@ class Scanner {
       // Progress and completion marks are kept per line (the last step, the
       // counter of a generic progress rule), not only the first.
       if (rule.progress || rule.completes || rule.phase == "training") return false;
-      if (id == reached_rule_ && process == reached_process_) continue;
+      if (id == reached_rule_ && process == reached_process_) {
+        hit = reached_hit_;
+        continue;
+      }
       bool reached = false;
-      for (const auto &ph : findings_->phases) {
+      for (size_t i = 0; i < findings_->phases.size(); ++i) {
+        const auto &ph = findings_->phases[i];
         if (ph.phase == rule.phase && ph.process.key == process && ph.completes == rule.completes) {
           reached = true;
+          hit = i;
           break;
         }
       }
       if (!reached) return false;
       reached_rule_ = id;
+      reached_hit_ = hit;
       reached_process_.assign(process);
     }
+    line_reached_hit_ = hit;
     return true;
   }
 
@@ -329,10 +342,14 @@ class Scanner {
       it->second.total = CaptureOf(caps, "total");
     }
     // Keep the first mark per (process, phase): enough to order phases.
-    for (const auto &ph : findings_->phases) {
+    // Keep the latest one too: a server that answers requests after an error kept serving.
+    for (auto &ph : findings_->phases) {
       if (ph.phase == rule.phase && ph.process.key == p.process && ph.completes == rule.completes &&
-          ph.generic == rule.progress)
+          ph.generic == rule.progress) {
+        ph.last = LineInfo{file_, line_no, {}};
+        ph.last_time = p.time;
         return;
+      }
     }
     PhaseHit hit;
     hit.phase = rule.phase;
@@ -382,6 +399,9 @@ class Scanner {
   std::string process_key_;  // identity + inner process key of the current line
   int64_t next_line_ = 1;
   unsigned reached_rule_ = ~0u;  // the last phase rule found already reached
+  static constexpr size_t kNoHit = ~size_t{0};
+  size_t reached_hit_ = kNoHit;       // its PhaseHit in findings_->phases
+  size_t line_reached_hit_ = kNoHit;  // the PhaseHit the current line marks again
   std::string reached_process_;  // ... by this process
   std::string_view block_;       // the block being walked
   size_t timed_from_ = 0;        // lines of block_ from here are not examined for time

@@ -169,9 +169,13 @@ Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
   for (size_t i = 0; i < ev.size(); ++i) {
     for (const auto &ph : f.phases) {
       int idx = rules::PhaseIndex(ph.phase);
+      // The latest mark counts: a server that answered requests after an
+      // error (a request's 404 or 400, logged with a traceback) kept serving.
+      const bool later_mark = ph.last.line > 0;
+      const events::LineInfo &mark = later_mark ? ph.last : ph.where;
+      const parse::Timestamp &mark_time = later_mark ? ph.last_time : ph.time;
       if (((idx >= rules::PhaseIndex("ready") && idx <= rules::PhaseIndex("training")) || ph.completes) &&
-          ph.process.key == ev[i].process.key &&
-          CausallyBefore(ev[i].where, ev[i].time, ph.where, ph.time, multi_file)) {
+          ph.process.key == ev[i].process.key && CausallyBefore(ev[i].where, ev[i].time, mark, mark_time, multi_file)) {
         recovered[i] = true;
       }
     }

@@ -51,7 +51,7 @@ rules:
   return std::move(*rules::RuleSet::Build(std::move(*rules)));
 }
 
-Event Make(EventKind kind, int64_t line, const std::string &message, const std::string &process = "", int file = 0) {
+Event Make(EventKind kind, int64_t line, const std::string& message, const std::string& process = "", int file = 0) {
   Event e;
   e.kind = kind;
   e.where = events::LineInfo{file, line, message};
@@ -185,7 +185,7 @@ TEST(RankerTest, AGenericWrapperYieldsToTheSpecificErrorPrintedBelowItInTheSameP
   ASSERT_TRUE(r.root);
   EXPECT_EQ(f.events[*r.root].where.line, 31);
   bool explained = false;
-  for (const auto &w : r.why) explained = explained || w.find("generic wrapper") != std::string::npos;
+  for (const auto& w : r.why) explained = explained || w.find("generic wrapper") != std::string::npos;
   EXPECT_TRUE(explained);
   ASSERT_FALSE(r.cascade.empty());
   EXPECT_EQ(f.events[r.cascade[0].event].where.line, 20);

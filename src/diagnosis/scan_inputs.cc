@@ -33,12 +33,17 @@ void MergeFindings(Findings&& from, Findings* into) {
     into->events.push_back(std::move(e));
   }
   into->events_dropped += from.events_dropped;
-  for (auto& ph : from.phases) {  // the first mark per (process, phase) over all files
-    bool seen = std::any_of(into->phases.begin(), into->phases.end(), [&](const PhaseHit& h) {
+  for (auto& ph : from.phases) {  // the first mark per (process, phase) over all files, and the latest
+    auto same = std::find_if(into->phases.begin(), into->phases.end(), [&](const PhaseHit& h) {
       return h.phase == ph.phase && h.process.key == ph.process.key && h.completes == ph.completes &&
              h.generic == ph.generic;
     });
-    if (!seen) into->phases.push_back(std::move(ph));
+    if (same == into->phases.end()) {
+      into->phases.push_back(std::move(ph));
+    } else {
+      same->last = ph.last.line > 0 ? ph.last : ph.where;
+      same->last_time = ph.last.line > 0 ? ph.last_time : ph.time;
+    }
   }
   for (auto& stop : from.stops) {  // the earliest kept
     if (into->stops.size() < Findings::kMaxStops) into->stops.push_back(std::move(stop));

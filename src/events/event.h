@@ -32,9 +32,9 @@ const char* EventKindName(EventKind kind);
 bool IsStrong(EventKind kind);
 
 struct LineInfo {
-  int file = 0;      // index into the inputs
-  int64_t line = 0;  // 1-based
-  std::string text;  // cleaned line
+  int file = 0;              // index into the inputs
+  int64_t line = 0;          // 1-based
+  std::string text;          // cleaned line
   int64_t template_id = -1;  // the miner's template of this line, when mining
 };
 

@@ -8,7 +8,7 @@
 
 namespace faultline::events {
 
-const char *EventKindName(EventKind kind) {
+const char* EventKindName(EventKind kind) {
   switch (kind) {
     case EventKind::kPythonTraceback:
       return "python-traceback";
@@ -61,11 +61,11 @@ bool IsFrameLine(std::string_view msg) {
          Contains(msg, ", in ");
 }
 
-LineInfo Info(const LineView &line) {
+LineInfo Info(const LineView& line) {
   return LineInfo{line.file, line.line, std::string(line.parsed->text), line.template_id};
 }
 
-void AddContext(Event &e, const LineView &line) {
+void AddContext(Event& e, const LineView& line) {
   if (e.context.size() >= EventBuilder::kMaxContextLines) {
     // Keep the head (what started it) and the newest frames.
     e.context.erase(e.context.begin() + 2);
@@ -73,7 +73,7 @@ void AddContext(Event &e, const LineView &line) {
   e.context.push_back(Info(line));
 }
 
-void AddMatches(Event &e, const LineView &line) {
+void AddMatches(Event& e, const LineView& line) {
   if (line.matches) e.matches.insert(e.matches.end(), line.matches->begin(), line.matches->end());
 }
 
@@ -83,7 +83,7 @@ std::string TrimRight(std::string_view s) {
   return std::string(s);
 }
 
-std::string FoldKey(const Event &e) {
+std::string FoldKey(const Event& e) {
   std::string key = std::string(EventKindName(e.kind)) + "|" + e.process.key + "|";
   for (char c : e.message) key += (c >= '0' && c <= '9') ? '#' : c;
   return key;
@@ -91,7 +91,7 @@ std::string FoldKey(const Event &e) {
 
 }  // namespace
 
-EventBuilder::ProcessState &EventBuilder::StateFor(const parse::ParsedLine &p) {
+EventBuilder::ProcessState& EventBuilder::StateFor(const parse::ParsedLine& p) {
   // vLLM's logger repeats its header on every line of a record, while the
   // same process writes raw tracebacks to stderr too: the two interleave
   // line by line, so they are assembled as two streams.
@@ -103,8 +103,8 @@ EventBuilder::ProcessState &EventBuilder::StateFor(const parse::ParsedLine &p) {
   return processes_[std::string(p.process)];
 }
 
-EventBuilder::ProcessState &EventBuilder::RouteUnprefixed(const LineView &line, ProcessState &own) {
-  const parse::ParsedLine &p = *line.parsed;
+EventBuilder::ProcessState& EventBuilder::RouteUnprefixed(const LineView& line, ProcessState& own) {
+  const parse::ParsedLine& p = *line.parsed;
   if (!p.process.empty() || !p.format.empty() || own.state != State::kIdle || own.has_pending ||
       last_traceback_key_.empty()) {
     return own;
@@ -113,9 +113,9 @@ EventBuilder::ProcessState &EventBuilder::RouteUnprefixed(const LineView &line, 
   if (it == processes_.end() || !it->second.has_pending || it->second.pending.kind != EventKind::kPythonTraceback) {
     return own;
   }
-  ProcessState &open = it->second;
+  ProcessState& open = it->second;
   // Only lines right below the open traceback's last line continue it.
-  const LineInfo &last = open.pending.context.empty() ? open.pending.where : open.pending.context.back();
+  const LineInfo& last = open.pending.context.empty() ? open.pending.where : open.pending.context.back();
   if (last.file != line.file || line.line - last.line > 2) return own;
   std::string_view msg = p.message;
   if (open.state == State::kInTraceback) return open;  // frames, then the exception line
@@ -125,7 +125,7 @@ EventBuilder::ProcessState &EventBuilder::RouteUnprefixed(const LineView &line, 
   return own;
 }
 
-void EventBuilder::UpdateOpen(ProcessState &ps) {
+void EventBuilder::UpdateOpen(ProcessState& ps) {
   bool open = ps.state != State::kIdle || ps.has_pending;
   if (open != ps.open) {
     open_count_ += open ? 1 : -1;
@@ -133,7 +133,7 @@ void EventBuilder::UpdateOpen(ProcessState &ps) {
   }
 }
 
-void EventBuilder::Emit(ProcessState &ps) {
+void EventBuilder::Emit(ProcessState& ps) {
   if (!ps.has_pending) {
     ps.state = State::kIdle;
     return;
@@ -159,10 +159,10 @@ void EventBuilder::Emit(ProcessState &ps) {
   has_held_ = true;
 }
 
-void EventBuilder::StartTraceback(ProcessState &ps, const LineView &line) {
+void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
   Event e;
   e.kind = EventKind::kPythonTraceback;
-  const parse::ParsedLine &p = *line.parsed;
+  const parse::ParsedLine& p = *line.parsed;
   e.process = ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
   e.time = p.time;
   if (ps.has_pending && ps.pending.kind == EventKind::kErrorLog && ps.lines_since_key <= 2) {
@@ -184,8 +184,8 @@ void EventBuilder::StartTraceback(ProcessState &ps, const LineView &line) {
   ps.lines_since_key = 0;
 }
 
-void EventBuilder::SingleLine(ProcessState &ps, const LineView &line) {
-  const parse::ParsedLine &p = *line.parsed;
+void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
+  const parse::ParsedLine& p = *line.parsed;
   std::string_view msg = p.message;
   if (line.benign) return;
   Event e;
@@ -238,9 +238,9 @@ void EventBuilder::SingleLine(ProcessState &ps, const LineView &line) {
   if (!wait_for_more) Emit(ps);
 }
 
-void EventBuilder::Add(const LineView &line) {
-  const parse::ParsedLine &p = *line.parsed;
-  ProcessState &ps = RouteUnprefixed(line, StateFor(p));
+void EventBuilder::Add(const LineView& line) {
+  const parse::ParsedLine& p = *line.parsed;
+  ProcessState& ps = RouteUnprefixed(line, StateFor(p));
   std::string_view msg = p.message;
   const bool traceback_start = (line.structure & kTracebackStart) && Contains(msg, "Traceback (most recent call last)");
   const bool chain_marker = (line.structure & kChainMarker) != 0;
@@ -344,13 +344,13 @@ void EventBuilder::Add(const LineView &line) {
 
 void EventBuilder::Finish() {
   // Flush in the order the open events began, not the map's order.
-  std::vector<ProcessState *> open;
-  for (auto &[key, ps] : processes_) open.push_back(&ps);
-  std::stable_sort(open.begin(), open.end(), [](const ProcessState *a, const ProcessState *b) {
+  std::vector<ProcessState*> open;
+  for (auto& [key, ps] : processes_) open.push_back(&ps);
+  std::stable_sort(open.begin(), open.end(), [](const ProcessState* a, const ProcessState* b) {
     return a->has_pending && (!b->has_pending || a->pending.where.line < b->pending.where.line);
   });
-  for (ProcessState *state : open) {
-    ProcessState &ps = *state;
+  for (ProcessState* state : open) {
+    ProcessState& ps = *state;
     if (ps.has_pending && ps.state == State::kInTraceback && ps.pending.message.empty()) {
       // A traceback cut off before its exception line: keep what we have,
       // as evidence that ranks below any concrete error (ranker.h).

@@ -13,19 +13,19 @@ namespace {
 // the real structural patterns.
 class Harness {
  public:
-  Harness() : builder_([this](Event &&e) { events.push_back(std::move(e)); }) {
+  Harness() : builder_([this](Event&& e) { events.push_back(std::move(e)); }) {
     std::vector<std::pair<unsigned, std::string>> patterns;
-    for (const auto &[bit, p] : StructuralPatterns()) patterns.emplace_back(bit, p);
+    for (const auto& [bit, p] : StructuralPatterns()) patterns.emplace_back(bit, p);
     matcher_ = std::move(*rules::PatternMatcher::Compile(patterns));
   }
-  void Feed(const std::vector<std::string> &lines) {
+  void Feed(const std::vector<std::string>& lines) {
     int64_t n = 0;
-    for (const auto &text : lines) {
+    for (const auto& text : lines) {
       ++n;
       std::vector<rules::PatternHit> hits;
       matcher_->Scan(text, &hits);
       uint32_t bits = 0;
-      for (auto &h : hits) bits |= h.id;
+      for (auto& h : hits) bits |= h.id;
       parse::ParsedLine p = parse::ParseLine(text);
       if (bits == 0 && !builder_.NeedsEveryLine()) continue;
       LineView v;
@@ -61,7 +61,7 @@ TEST(EventBuilderTest, InterleavedPrefixedTracebacksAreAssembledPerProcess) {
       "(EngineCore_DP1 pid=6688) INFO 05-09 15:15:11 [core.py:1] shutting down",
   });
   ASSERT_EQ(h.events.size(), 1u);
-  const Event &e = h.events[0];
+  const Event& e = h.events[0];
   EXPECT_EQ(e.kind, EventKind::kPythonTraceback);
   EXPECT_EQ(e.message, "AssertionError: DP adjusted local rank 3 is out of bounds.");
   EXPECT_EQ(e.exception, "AssertionError");
@@ -165,7 +165,7 @@ TEST(EventBuilderTest, AMultiLineMessageKeepsItsContinuationLines) {
       "60",
   });
   ASSERT_EQ(h.events.size(), 1u);
-  const Event &e = h.events[0];
+  const Event& e = h.events[0];
   EXPECT_EQ(e.where.line, 3);
   ASSERT_EQ(e.continuation.size(), 3u);
   EXPECT_EQ(e.continuation[2].line, 6);

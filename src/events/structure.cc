@@ -7,7 +7,7 @@
 
 namespace faultline::events {
 
-const std::vector<std::pair<uint32_t, std::string>> &StructuralPatterns() {
+const std::vector<std::pair<uint32_t, std::string>>& StructuralPatterns() {
   static const std::vector<std::pair<uint32_t, std::string>> patterns = {
       {kTracebackStart, R"(Traceback \(most recent call last\))"},
       {kChainMarker, R"(The above exception was the direct cause|During handling of the above exception)"},
@@ -20,7 +20,8 @@ const std::vector<std::pair<uint32_t, std::string>> &StructuralPatterns() {
       {kNcclWarn, R"(NCCL WARN)"},
       {kExitShape, R"((?i)exit ?code|exited with|return code)"},
       {kFrameLine, R"(File "[^"]{1,400}", line \d+)"},
-      {kCompilerError, R"([\w.+-]+:\d+(:\d+)?: (fatal )?error: |\(\d+\): (catastrophic )?error: |CMake Error|nvcc fatal|ninja: build stopped|fatal error: |^(error|fatal): )"},
+      {kCompilerError,
+       R"([\w.+-]+:\d+(:\d+)?: (fatal )?error: |\(\d+\): (catastrophic )?error: |CMake Error|nvcc fatal|ninja: build stopped|fatal error: |^(error|fatal): )"},
   };
   return patterns;
 }
@@ -33,7 +34,7 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 }  // namespace
 
-bool ParseExceptionLine(std::string_view message, std::string_view *type, std::string_view *text) {
+bool ParseExceptionLine(std::string_view message, std::string_view* type, std::string_view* text) {
   size_t i = 0;
   while (i < message.size() &&
          (std::isalnum(static_cast<unsigned char>(message[i])) || message[i] == '_' || message[i] == '.')) {
@@ -61,7 +62,7 @@ bool ParseExceptionLine(std::string_view message, std::string_view *type, std::s
   return true;
 }
 
-std::string SignalOrExit(std::string_view message, bool *is_exit_status) {
+std::string SignalOrExit(std::string_view message, bool* is_exit_status) {
   *is_exit_status = false;
   static const RE2 kFatal(R"(^(Fatal Python error: .*|Segmentation fault.*|Bus error.*|Aborted.*\(core dumped\).*))");
   static const RE2 kShellKilled(R"((^|\s)Killed(\s|$))");

@@ -25,7 +25,7 @@ enum StructureBit : uint32_t {
   kKernelAssert = 1u << 6,
   kNcclWarn = 1u << 7,
   kExitShape = 1u << 8,
-  kFrameLine = 1u << 9,      // a Python traceback frame: '  File "x.py", line 3, in f'
+  kFrameLine = 1u << 9,       // a Python traceback frame: '  File "x.py", line 3, in f'
   kCompilerError = 1u << 10,  // a compiler's diagnostic: "x.cu:12:3: error: ...", "nvcc fatal   : ..."
 };
 

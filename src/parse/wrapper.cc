@@ -11,8 +11,8 @@ namespace {
 
 using Captures = std::vector<std::pair<std::string, std::string>>;
 
-std::string_view Lookup(const Captures &caps, std::string_view name) {
-  for (const auto &[k, v] : caps) {
+std::string_view Lookup(const Captures& caps, std::string_view name) {
+  for (const auto& [k, v] : caps) {
     if (k == name) return v;
   }
   return {};
@@ -20,7 +20,7 @@ std::string_view Lookup(const Captures &caps, std::string_view name) {
 
 // "{node}/{service}[{pid}]": a placeholder with no value drops out together
 // with the literal text that joins it to the previous part.
-std::string RenderIdentity(std::string_view tmpl, const Captures &caps) {
+std::string RenderIdentity(std::string_view tmpl, const Captures& caps) {
   std::string out;
   std::string literal;  // text since the previous placeholder
   bool any = false, last_missing = false, first = true;
@@ -48,12 +48,12 @@ std::string RenderIdentity(std::string_view tmpl, const Captures &caps) {
   return any ? out : std::string();
 }
 
-std::string JsonText(const nlohmann::json &v) {
+std::string JsonText(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_integer() || v.is_number_unsigned()) return std::to_string(v.get<int64_t>());
   if (v.is_array()) {  // journald gives non-UTF-8 messages as byte arrays
     std::string out;
-    for (const auto &b : v) {
+    for (const auto& b : v) {
       if (b.is_number_integer()) out.push_back(static_cast<char>(b.get<int>()));
     }
     return out;
@@ -77,7 +77,7 @@ WrapperSet::~WrapperSet() = default;
 
 Result<std::unique_ptr<WrapperSet>> WrapperSet::Build(std::vector<WrapperSpec> specs) {
   std::unique_ptr<WrapperSet> set(new WrapperSet());
-  for (auto &spec : specs) {
+  for (auto& spec : specs) {
     if (spec.pattern.empty() == spec.json_field.empty()) {
       return Status::InvalidArgument(
           fmt::format("{}: wrapper {} needs exactly one of 'pattern' or 'json_field'", spec.source, spec.id));
@@ -98,10 +98,10 @@ Result<std::unique_ptr<WrapperSet>> WrapperSet::Build(std::vector<WrapperSpec> s
   return set;
 }
 
-bool WrapperSet::PeelOne(size_t layer, std::string_view line, std::string *scratch, std::string_view *inner,
-                         Captures *captures) const {
-  const WrapperSpec &spec = specs_[layer];
-  if (const RE2 *re = compiled_[layer].get()) {
+bool WrapperSet::PeelOne(size_t layer, std::string_view line, std::string* scratch, std::string_view* inner,
+                         Captures* captures) const {
+  const WrapperSpec& spec = specs_[layer];
+  if (const RE2* re = compiled_[layer].get()) {
     const int groups = re->NumberOfCapturingGroups();
     std::vector<re2::StringPiece> sub(static_cast<size_t>(groups) + 1);
     if (!re->Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::ANCHOR_START, sub.data(),
@@ -109,8 +109,8 @@ bool WrapperSet::PeelOne(size_t layer, std::string_view line, std::string *scrat
       return false;
     }
     if (captures) {
-      for (const auto &[name, index] : re->NamedCapturingGroups()) {
-        const auto &piece = sub[static_cast<size_t>(index)];
+      for (const auto& [name, index] : re->NamedCapturingGroups()) {
+        const auto& piece = sub[static_cast<size_t>(index)];
         if (piece.data() != nullptr && !piece.empty()) captures->emplace_back(name, std::string(piece));
       }
     }
@@ -127,7 +127,7 @@ bool WrapperSet::PeelOne(size_t layer, std::string_view line, std::string *scrat
   *scratch = JsonText(*it);
   while (!scratch->empty() && (scratch->back() == '\n' || scratch->back() == '\r')) scratch->pop_back();
   if (captures) {
-    for (const auto &[capture, field] : spec.json_captures) {
+    for (const auto& [capture, field] : spec.json_captures) {
       auto f = record.find(field);
       if (f != record.end()) {
         std::string v = JsonText(*f);
@@ -139,7 +139,7 @@ bool WrapperSet::PeelOne(size_t layer, std::string_view line, std::string *scrat
   return true;
 }
 
-WrapperStack WrapperSet::Detect(const std::vector<std::string_view> &first_lines) const {
+WrapperStack WrapperSet::Detect(const std::vector<std::string_view>& first_lines) const {
   WrapperStack stack;
   stack.set_ = this;
   std::vector<std::string_view> lines;
@@ -181,7 +181,7 @@ WrapperStack WrapperSet::Detect(const std::vector<std::string_view> &first_lines
     }
     owned = std::move(next_owned);
     lines.clear();
-    for (const auto &s : owned) {
+    for (const auto& s : owned) {
       if (!s.empty()) lines.push_back(s);
     }
   }
@@ -197,7 +197,7 @@ std::string WrapperStack::Describe() const {
   return out;
 }
 
-PeeledLine WrapperStack::Peel(std::string_view line, std::string *scratch) const {
+PeeledLine WrapperStack::Peel(std::string_view line, std::string* scratch) const {
   PeeledLine out;
   out.inner = line;
   std::string identity;
@@ -207,7 +207,7 @@ PeeledLine WrapperStack::Peel(std::string_view line, std::string *scratch) const
     std::string decoded;
     if (!set_->PeelOne(layer, out.inner, &decoded, &inner, &caps)) continue;
     out.peeled = true;
-    const WrapperSpec &spec = set_->specs()[layer];
+    const WrapperSpec& spec = set_->specs()[layer];
     if (spec.pattern.empty()) {  // `inner` is the decoded text: keep it alive in
                                  // *scratch
       *scratch = std::move(decoded);
@@ -228,21 +228,21 @@ PeeledLine WrapperStack::Peel(std::string_view line, std::string *scratch) const
   return out;
 }
 
-std::vector<std::string> CheckWrapperSamples(const WrapperSet &set) {
+std::vector<std::string> CheckWrapperSamples(const WrapperSet& set) {
   std::vector<std::string> problems;
   for (size_t i = 0; i < set.specs().size(); ++i) {
-    const WrapperSpec &spec = set.specs()[i];
+    const WrapperSpec& spec = set.specs()[i];
     if (spec.match_samples.empty()) {
       problems.push_back(fmt::format("{}: wrapper {} has no samples.match", spec.source, spec.id));
     }
-    for (const auto &s : spec.match_samples) {
+    for (const auto& s : spec.match_samples) {
       std::string scratch;
       std::string_view inner;
       if (!set.PeelOne(i, s, &scratch, &inner, nullptr)) {
         problems.push_back(fmt::format("{}: wrapper {} does not peel its sample: {}", spec.source, spec.id, s));
       }
     }
-    for (const auto &s : spec.no_match_samples) {
+    for (const auto& s : spec.no_match_samples) {
       std::string scratch;
       std::string_view inner;
       if (set.PeelOne(i, s, &scratch, &inner, nullptr)) {

@@ -69,12 +69,12 @@ class WrapperStack {
 
   // Peels every layer that matches this line. `scratch` holds decoded text
   // (JSON records); `inner` may point into it or into `line`.
-  PeeledLine Peel(std::string_view line, std::string *scratch) const;
+  PeeledLine Peel(std::string_view line, std::string* scratch) const;
 
  private:
   friend class WrapperSet;
   std::vector<size_t> layers_;
-  const WrapperSet *set_ = nullptr;
+  const WrapperSet* set_ = nullptr;
 };
 
 class WrapperSet {
@@ -85,14 +85,14 @@ class WrapperSet {
   // Detects the wrappers from a file's first lines: a wrapper is worn when
   // it matches at least half of the non-empty sample lines; detection
   // repeats on the peeled lines, up to four layers.
-  WrapperStack Detect(const std::vector<std::string_view> &first_lines) const;
+  WrapperStack Detect(const std::vector<std::string_view>& first_lines) const;
 
-  const std::vector<WrapperSpec> &specs() const { return specs_; }
+  const std::vector<WrapperSpec>& specs() const { return specs_; }
   ~WrapperSet();
 
   // Peels one layer; false when the line does not wear it.
-  bool PeelOne(size_t layer, std::string_view line, std::string *scratch, std::string_view *inner,
-               std::vector<std::pair<std::string, std::string>> *captures) const;
+  bool PeelOne(size_t layer, std::string_view line, std::string* scratch, std::string_view* inner,
+               std::vector<std::pair<std::string, std::string>>* captures) const;
 
  private:
   WrapperSet() = default;
@@ -101,7 +101,7 @@ class WrapperSet {
 };
 
 // Problems with the specs' samples (empty when all are right).
-std::vector<std::string> CheckWrapperSamples(const WrapperSet &set);
+std::vector<std::string> CheckWrapperSamples(const WrapperSet& set);
 
 }  // namespace faultline::parse
 

@@ -8,9 +8,12 @@ using nlohmann::json;
 
 const char* VerdictName(Verdict v) {
   switch (v) {
-    case Verdict::kFailure: return "failure";
-    case Verdict::kStalled: return "stalled";
-    case Verdict::kHealthy: return "healthy";
+    case Verdict::kFailure:
+      return "failure";
+    case Verdict::kStalled:
+      return "stalled";
+    case Verdict::kHealthy:
+      return "healthy";
   }
   return "?";
 }
@@ -64,8 +67,9 @@ json ToJson(const TriageReport& r) {
   }
   json cascade = json::array();
   for (const auto& c : r.cascade) {
-    json item = {{"message", c.message},      {"file", c.where.file}, {"line", c.where.line},
-                 {"process", ProcessJson(c.process)}, {"reason", c.reason},   {"rule", Opt(c.rule)}};
+    json item = {{"message", c.message}, {"file", c.where.file},
+                 {"line", c.where.line}, {"process", ProcessJson(c.process)},
+                 {"reason", c.reason},   {"rule", Opt(c.rule)}};
     if (c.templ) item["template"] = {{"id", c.templ->id}, {"count", c.templ->count}};
     cascade.push_back(std::move(item));
   }
@@ -114,8 +118,6 @@ json ToJson(const TriageReport& r) {
   return j;
 }
 
-std::string DumpJson(const json& j, int indent) {
-  return j.dump(indent, ' ', false, json::error_handler_t::replace);
-}
+std::string DumpJson(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 
 }  // namespace faultline::report

@@ -17,11 +17,11 @@ const char* VerdictName(Verdict v);  // "failure" / "stalled" / "healthy"
 
 // The process that wrote a line, as the log names it.
 struct ProcessRef {
-  std::string tag;             // "Worker pid=7506", "rank3", "EngineCore_DP1 pid=6688", "" when unknown
-  std::string role;            // "Worker", "EngineCore_DP1", "rank", "TP1", ...
+  std::string tag;   // "Worker pid=7506", "rank3", "EngineCore_DP1 pid=6688", "" when unknown
+  std::string role;  // "Worker", "EngineCore_DP1", "rank", "TP1", ...
   std::optional<int64_t> pid;
   std::optional<int> rank;
-  std::string parent;          // tag of the parent process when the log shows it
+  std::string parent;  // tag of the parent process when the log shows it
 };
 
 // One line of a log as evidence: where it is and what it says.
@@ -49,9 +49,9 @@ struct RootCause {
   std::string category;             // from the rule ("gpu-visibility", "oom", ...) or ""
   std::string explanation;          // from the rule, captures filled in; "" when none
   std::string fix;
-  std::vector<LineRef> context;  // traceback / related lines, in order
-  std::vector<std::string> why;  // the ranker's reasons for choosing this line
-  std::optional<TemplateRef> templ;  // from the template miner, when enabled
+  std::vector<LineRef> context;            // traceback / related lines, in order
+  std::vector<std::string> why;            // the ranker's reasons for choosing this line
+  std::optional<TemplateRef> templ;        // from the template miner, when enabled
   std::vector<std::string> same_error_in;  // other processes that raised the same error
 };
 
@@ -91,7 +91,7 @@ struct InputSummary {
   std::string file;
   int64_t lines = 0;
   int64_t bytes = 0;
-  std::string format;  // "plain", "gzip", "zstd"
+  std::string format;    // "plain", "gzip", "zstd"
   std::string wrappers;  // outer wrappers peeled, outermost first ("docker-compose"), "" when none
 };
 
@@ -105,7 +105,7 @@ struct TriageReport {
   std::vector<PhaseMark> phases;
   std::vector<ProcessSummary> processes;
   std::vector<InputSummary> inputs;
-  std::vector<std::string> warnings;  // damaged input, truncated lines, ...
+  std::vector<std::string> warnings;     // damaged input, truncated lines, ...
   std::vector<std::string> stall_hints;  // suggestions when verdict is stalled
   std::optional<LineRef> last_line;      // where the log ends (for stalls)
   int64_t total_lines = 0;

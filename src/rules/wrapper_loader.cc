@@ -14,25 +14,25 @@ namespace faultline::rules {
 
 namespace {
 
-std::string Scalar(const YAML::Node &node, const char *key) {
+std::string Scalar(const YAML::Node& node, const char* key) {
   const YAML::Node v = node[key];
   return v && v.IsScalar() ? v.as<std::string>() : std::string();
 }
 
-std::vector<std::string> Strings(const YAML::Node &node) {
+std::vector<std::string> Strings(const YAML::Node& node) {
   std::vector<std::string> out;
   if (node && node.IsSequence()) {
-    for (const auto &item : node) out.push_back(item.as<std::string>());
+    for (const auto& item : node) out.push_back(item.as<std::string>());
   }
   return out;
 }
 
-Result<parse::WrapperSpec> ParseWrapper(const YAML::Node &node, const std::string &name) {
+Result<parse::WrapperSpec> ParseWrapper(const YAML::Node& node, const std::string& name) {
   std::string where = fmt::format("{}:{}", name, node.Mark().line + 1);
   if (!node.IsMap()) return Status::InvalidArgument(where + ": a wrapper must be a mapping");
   static const std::set<std::string> kKnownKeys = {"id",       "description", "pattern", "json_field", "json_captures",
                                                    "identity", "rank",        "samples"};
-  for (const auto &kv : node) {
+  for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
       return Status::InvalidArgument(
@@ -48,7 +48,7 @@ Result<parse::WrapperSpec> ParseWrapper(const YAML::Node &node, const std::strin
   spec.json_field = Scalar(node, "json_field");
   if (const YAML::Node caps = node["json_captures"]) {
     if (!caps.IsMap()) return Status::InvalidArgument(where + ": json_captures maps capture names to fields");
-    for (const auto &kv : caps)
+    for (const auto& kv : caps)
       spec.json_captures.emplace_back(kv.first.as<std::string>(), kv.second.as<std::string>());
   }
   spec.identity = Scalar(node, "identity");
@@ -63,49 +63,49 @@ Result<parse::WrapperSpec> ParseWrapper(const YAML::Node &node, const std::strin
   return spec;
 }
 
-std::string ReadFile(const std::string &path, bool *ok) {
-  auto text = ReadSmallFile(path); // bounded; a FIFO or /dev/zero is refused
+std::string ReadFile(const std::string& path, bool* ok) {
+  auto text = ReadSmallFile(path);  // bounded; a FIFO or /dev/zero is refused
   *ok = text.ok();
   return text.ok() ? *text : std::string();
 }
 
 }  // namespace
 
-Result<std::vector<parse::WrapperSpec>> ParseWrapperFile(std::string_view yaml_text, const std::string &name) {
+Result<std::vector<parse::WrapperSpec>> ParseWrapperFile(std::string_view yaml_text, const std::string& name) {
   std::vector<parse::WrapperSpec> out;
   try {
     YAML::Node root = YAML::Load(std::string(yaml_text));
     if (!root.IsMap() || !root["wrappers"]) return out;
     if (!root["wrappers"].IsSequence()) return Status::InvalidArgument(name + ": 'wrappers:' must be a list");
-    for (const auto &node : root["wrappers"]) {
+    for (const auto& node : root["wrappers"]) {
       auto spec = ParseWrapper(node, name);
       if (!spec.ok()) return spec.status();
       out.push_back(std::move(*spec));
     }
-  } catch (const YAML::Exception &e) {
+  } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(fmt::format("{}:{}: YAML error: {}", name, e.mark.line + 1, e.msg));
   }
   return out;
 }
 
-Result<std::unique_ptr<parse::WrapperSet>> LoadWrappers(const std::vector<std::string> &extra_files) {
+Result<std::unique_ptr<parse::WrapperSet>> LoadWrappers(const std::vector<std::string>& extra_files) {
   std::vector<parse::WrapperSpec> all;
-  for (const auto &[name, text] : EmbeddedRuleFiles()) {
+  for (const auto& [name, text] : EmbeddedRuleFiles()) {
     if (text.find("wrappers:") == std::string_view::npos) continue;  // most files: skip the YAML parse
     auto specs = ParseWrapperFile(text, "rules/" + std::string(name));
     if (!specs.ok()) return specs.status();
-    for (auto &s : *specs) all.push_back(std::move(s));
+    for (auto& s : *specs) all.push_back(std::move(s));
   }
-  for (const auto &path : extra_files) {
+  for (const auto& path : extra_files) {
     bool ok = false;
     std::string text = ReadFile(path, &ok);
     if (!ok) return Status::NotFound(fmt::format("{}: cannot read rule file", path));
     auto specs = ParseWrapperFile(text, path);
     if (!specs.ok()) return specs.status();
-    for (auto &s : *specs) all.push_back(std::move(s));
+    for (auto& s : *specs) all.push_back(std::move(s));
   }
   std::set<std::string> ids;
-  for (const auto &s : all) {
+  for (const auto& s : all) {
     if (!ids.insert(s.id).second) {
       return Status::InvalidArgument(fmt::format("{}: duplicate wrapper id {}", s.source, s.id));
     }

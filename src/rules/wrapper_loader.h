@@ -15,11 +15,11 @@
 namespace faultline::rules {
 
 // Parses the wrappers: list of one YAML file (an empty list when it has none).
-Result<std::vector<parse::WrapperSpec>> ParseWrapperFile(std::string_view yaml_text, const std::string &name);
+Result<std::vector<parse::WrapperSpec>> ParseWrapperFile(std::string_view yaml_text, const std::string& name);
 
 // The wrappers of the rule files compiled into the binary plus those of
 // `extra_files` (--rules), compiled and sample-checked.
-Result<std::unique_ptr<parse::WrapperSet>> LoadWrappers(const std::vector<std::string> &extra_files);
+Result<std::unique_ptr<parse::WrapperSet>> LoadWrappers(const std::vector<std::string>& extra_files);
 
 }  // namespace faultline::rules
 

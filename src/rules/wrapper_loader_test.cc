@@ -11,7 +11,7 @@ std::unique_ptr<parse::WrapperSet> Builtin() {
   return set.ok() ? std::move(*set) : nullptr;
 }
 
-parse::WrapperStack DetectOn(const parse::WrapperSet &set, const std::vector<std::string> &lines) {
+parse::WrapperStack DetectOn(const parse::WrapperSet& set, const std::vector<std::string>& lines) {
   std::vector<std::string_view> views(lines.begin(), lines.end());
   return set.Detect(views);
 }
@@ -50,7 +50,7 @@ TEST(WrapperLoaderTest, UnwrappedLogsWearNoWrapper) {
 TEST(WrapperLoaderTest, DockerComposePrefixIsPeeledAndNamesTheService) {
   auto set = Builtin();
   std::vector<std::string> lines;
-  for (const auto &l : kSeed) lines.push_back("qwen-server  | " + l);
+  for (const auto& l : kSeed) lines.push_back("qwen-server  | " + l);
   parse::WrapperStack stack = DetectOn(*set, lines);
   ASSERT_EQ(stack.Describe(), "docker-compose");
   std::string scratch;
@@ -62,7 +62,7 @@ TEST(WrapperLoaderTest, DockerComposePrefixIsPeeledAndNamesTheService) {
 TEST(WrapperLoaderTest, StackedWrappersPeelLayerByLayer) {
   auto set = Builtin();
   std::vector<std::string> lines;
-  for (const auto &l : kSeed) lines.push_back("2025-05-09T15:15:10.123456789Z  3: " + l);
+  for (const auto& l : kSeed) lines.push_back("2025-05-09T15:15:10.123456789Z  3: " + l);
   lines[0] = "2025-05-09T15:15:10.123456789Z 12: " + kSeed[0];
   parse::WrapperStack stack = DetectOn(*set, lines);
   ASSERT_EQ(stack.Describe(), "rfc3339-timestamp+srun-label");
