@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cli/cli_support.h"
 #include "cli/commands.h"
 #include "preflight/calibration.h"
 #include "preflight/preflight.h"
@@ -18,7 +19,7 @@
 #include "preflight/units.h"
 #include "probe/gpu_inventory.h"
 
-extern char** environ;
+extern char **environ;
 
 namespace faultline::cli {
 namespace {
@@ -39,7 +40,7 @@ struct PreflightOptions {
 
 std::map<std::string, std::string> ProcessEnv() {
   std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
+  for (char **e = environ; e && *e; ++e) {
     std::string kv(*e);
     size_t eq = kv.find('=');
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
@@ -47,13 +48,13 @@ std::map<std::string, std::string> ProcessEnv() {
   return env;
 }
 
-Result<probe::GpuInventory> ReadInventory(const std::string& source) {
+Result<probe::GpuInventory> ReadInventory(const std::string &source) {
   if (source == "nvml") return probe::NewNvmlSource()->Read();
   if (source == "nvidia-smi") return probe::NewNvidiaSmiSource()->Read();
   return probe::ReadLocalGpus();
 }
 
-int ListGpus(const PreflightOptions& opt) {
+int ListGpus(const PreflightOptions &opt) {
   Result<probe::GpuInventory> inv = ReadInventory(opt.gpu_source);
   if (!inv.ok()) {
     std::cerr << "faultline preflight: " << inv.status().message() << "\n";
@@ -63,7 +64,7 @@ int ListGpus(const PreflightOptions& opt) {
   j["source"] = inv->source;
   j["driver_version"] = inv->driver_version;
   j["gpus"] = nlohmann::ordered_json::array();
-  for (const probe::GpuInfo& g : inv->gpus) {
+  for (const probe::GpuInfo &g : inv->gpus) {
     nlohmann::ordered_json o;
     o["index"] = g.index;
     o["name"] = g.name;
@@ -74,7 +75,7 @@ int ListGpus(const PreflightOptions& opt) {
     o["compute_capability"] = g.compute_major ? fmt::format("{}.{}", g.compute_major, g.compute_minor) : "";
     o["nvlinks_active"] = g.nvlinks_active;
     o["processes"] = nlohmann::ordered_json::array();
-    for (const probe::GpuProcess& p : g.processes) {
+    for (const probe::GpuProcess &p : g.processes) {
       o["processes"].push_back({{"pid", p.pid}, {"used_mib", p.used_bytes / (1024 * 1024)}, {"name", p.name}});
     }
     j["gpus"].push_back(o);
@@ -84,7 +85,7 @@ int ListGpus(const PreflightOptions& opt) {
   } else {
     std::cout << fmt::format("{} GPU(s) via {}{}\n", inv->gpus.size(), inv->source,
                              inv->driver_version.empty() ? "" : ", driver " + inv->driver_version);
-    for (const probe::GpuInfo& g : inv->gpus) {
+    for (const probe::GpuInfo &g : inv->gpus) {
       std::cout << fmt::format("  {}  {:<28} {:>7.1f} / {:>7.1f} GiB used  {}  {} process(es){}\n", g.index, g.name,
                                preflight::ToGiB(g.memory_used_bytes), preflight::ToGiB(g.memory_total_bytes), g.uuid,
                                g.processes.size(),
@@ -94,7 +95,7 @@ int ListGpus(const PreflightOptions& opt) {
   return kExitHealthy;
 }
 
-int RunPreflightCommand(const PreflightOptions& opt) {
+int RunPreflightCommand(const PreflightOptions &opt) {
   if (opt.list_gpus) return ListGpus(opt);
   if (!opt.calibration.empty()) {
     // The model configs of the points live in ../models beside the file
@@ -111,7 +112,8 @@ int RunPreflightCommand(const PreflightOptions& opt) {
   }
   if (opt.command.empty()) {
     std::cerr << "faultline preflight: give the launch command after --, e.g.\n"
-                 "  faultline preflight -- vllm serve Qwen/Qwen3-8B --tensor-parallel-size 2\n";
+                 "  faultline preflight -- vllm serve Qwen/Qwen3-8B "
+                 "--tensor-parallel-size 2\n";
     return kExitUsage;
   }
   preflight::PreflightRequest req;
@@ -152,20 +154,29 @@ int RunPreflightCommand(const PreflightOptions& opt) {
 
 }  // namespace
 
-void AddPreflightCommand(CLI::App& app, int* exit_code) {
+void AddPreflightCommand(CLI::App &app, int *exit_code) {
   auto opt = std::make_shared<PreflightOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "preflight", "check a vLLM / SGLang / torchrun launch against the GPUs and the model before it starts");
+  CLI::App *sub = app.add_subcommand("preflight",
+                                     "check a vLLM / SGLang / torchrun launch against the GPUs "
+                                     "and the model before it starts");
+  sub->footer(
+      HelpFooter("faultline preflight --gpus 8 --gpu-memory 80GiB -- "
+                 "vllm serve meta-llama/Llama-3.1-70B -tp 8",
+                 "0 no blocking problem, 1 a blocking problem found, 2 "
+                 "usage or input error"));
   sub->add_flag("--json", opt->json, "print one faultline.preflight/1 JSON object");
   sub->add_option("--gpus", opt->gpus,
-                  "plan: the node has N GPUs (as if NVML reported them; CUDA_VISIBLE_DEVICES still filters)")
+                  "plan: the node has N GPUs (as if NVML reported them; "
+                  "CUDA_VISIBLE_DEVICES still filters)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--gpu-memory", opt->gpu_memory, "plan: memory of each GPU, e.g. 48GiB or 80GB");
   sub->add_option("--gpu-type", opt->gpu_type, "plan: GPU model from the catalog (rules/gpus.yaml), e.g. H100, L40S");
   sub->add_option("--model-config", opt->model_config,
-                  "the model's config.json (a model.safetensors.index.json beside it gives the weight bytes)");
+                  "the model's config.json (a model.safetensors.index.json "
+                  "beside it gives the weight bytes)");
   sub->add_option("--gpu-source", opt->gpu_source,
-                  "where to read real GPUs: auto (NVML, then nvidia-smi), nvml, nvidia-smi")
+                  "where to read real GPUs: auto (NVML, then nvidia-smi), "
+                  "nvml, nvidia-smi")
       ->check(CLI::IsMember({"auto", "nvml", "nvidia-smi"}));
   sub->add_option("--vllm-version", opt->vllm_version,
                   "the vLLM release the launch runs (e.g. 0.10.1): its memory "
