@@ -238,7 +238,8 @@ Status PipelineRun::Start(Service& s) {
   mo.stall_after_seconds = s.spec->stall_after >= 0 ? s.spec->stall_after : spec_.stall_after;
   mo.root_cmdline = JoinArgv(s.spec->argv);
   s.monitor = std::make_unique<Monitor>(rules_, fs_.get(), clock_, gpu_, mo);
-  if (s.spec->ready.kind == ReadySpec::Kind::kHttp || s.spec->ready.kind == ReadySpec::Kind::kTcp) {
+  if (s.spec->ready.kind == ReadySpec::Kind::kHttp || s.spec->ready.kind == ReadySpec::Kind::kTcp ||
+      s.spec->ready.kind == ReadySpec::Kind::kExec) {
     s.probe = std::make_unique<ProbeThread>(s.spec->ready);
   } else if (s.spec->ready.kind == ReadySpec::Kind::kLog) {
     s.ready_re = std::make_unique<RE2>(s.spec->ready.target);
