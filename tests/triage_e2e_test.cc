@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -62,6 +63,53 @@ TEST_F(TriageE2eTest, TextReportShowsWhereWhyFixAndPhase) {
   EXPECT_EQ(r.out.find("\x1b["), std::string::npos) << "NO_COLOR must disable colour";
   CommandResult colored = RunShell(kBin + " triage --color always " + ShellQuote(kSeed));
   EXPECT_NE(colored.out.find("\x1b["), std::string::npos);
+}
+
+// CI (issue 14, point 5): the root cause as a GitHub Actions annotation on
+// its line; stdin read when no input is named and it is not a terminal.
+TEST_F(TriageE2eTest, GithubFormatAnnotatesTheRootCauseLine) {
+  CommandResult r = RunShell(kBin + " triage --format github " + ShellQuote(kSeed));
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out.rfind("::error file=" + kSeed + ",line=41,title=faultline%3A root cause "
+                        "(vllm.dp-local-rank-out-of-bounds)::AssertionError: DP adjusted local rank 3 is out of bounds.",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "one workflow command, its lines escaped as %0A";
+  EXPECT_NE(r.out.find("%0Afix: "), std::string::npos);
+  // Piped in, there is no file to point at.
+  CommandResult piped = RunShell(kBin + " triage --format github < " + ShellQuote(kSeed));
+  EXPECT_EQ(piped.out.rfind("::error title=", 0), 0u) << piped.out;
+}
+
+TEST_F(TriageE2eTest, NoInputNamedReadsAPipedStdin) {
+  CommandResult named = RunShell(kBin + " triage --json " + ShellQuote(kSeed));
+  CommandResult piped = RunShell("cat " + ShellQuote(kSeed) + " | " + kBin + " triage --json");
+  ASSERT_EQ(piped.exit_code, 1) << piped.err;
+  EXPECT_EQ(json::parse(piped.out)["root_cause"]["message"], json::parse(named.out)["root_cause"]["message"]);
+}
+
+// Terminal output (point 4): prose wrapped to the width, evidence under a
+// file heading with line numbers (as ripgrep prints), FORCE_COLOR honoured.
+TEST_F(TriageE2eTest, TextFitsTheWidthAndListsLinesUnderTheFile) {
+  CommandResult r = RunShell("NO_COLOR=1 COLUMNS=80 " + kBin + " triage " + ShellQuote(kSeed));
+  ASSERT_EQ(r.exit_code, 1);
+  std::string prose = r.out.substr(0, r.out.find("\nevidence\n"));
+  std::istringstream lines(prose);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
+  EXPECT_NE(r.out.find("\nevidence\n  ... 4 earlier line(s)\n  " + kSeed + "\n      30  (Worker pid=7506)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n      41: (Worker pid=7506) ERROR"), std::string::npos) << "the root-cause line is marked";
+  EXPECT_EQ(r.out.find(kSeed + ":30"), std::string::npos) << "the file is named once, not on every line";
+  CommandResult forced = RunShell("FORCE_COLOR=1 " + kBin + " triage " + ShellQuote(kSeed));
+  EXPECT_NE(forced.out.find("\x1b["), std::string::npos) << "FORCE_COLOR colours a pipe";
+  CommandResult clicolor = RunShell("CLICOLOR_FORCE=1 " + kBin + " triage " + ShellQuote(kSeed));
+  EXPECT_NE(clicolor.out.find("\x1b["), std::string::npos);
+  CommandResult zero = RunShell("FORCE_COLOR=0 " + kBin + " triage " + ShellQuote(kSeed));
+  EXPECT_EQ(zero.out.find("\x1b["), std::string::npos);
+  CommandResult no = RunShell("NO_COLOR=1 FORCE_COLOR=1 " + kBin + " triage " + ShellQuote(kSeed));
+  EXPECT_EQ(no.out.find("\x1b["), std::string::npos) << "NO_COLOR wins";
 }
 
 TEST_F(TriageE2eTest, ReadsStdinGzipAndZstdAlike) {

@@ -32,7 +32,7 @@ int EditDistance(std::string_view a, std::string_view b) {
   return d[n][m];
 }
 
-std::string Suggest(std::string_view word, const std::vector<std::string> &candidates) {
+std::string Suggest(std::string_view word, const std::vector<std::string>& candidates) {
   // Compare without the dashes of a flag, so "--jsn" is one edit from "--json".
   auto bare = [](std::string_view s) {
     while (!s.empty() && s.front() == '-') s.remove_prefix(1);
@@ -42,7 +42,7 @@ std::string Suggest(std::string_view word, const std::vector<std::string> &candi
   const int limit = std::min(2, std::max(1, static_cast<int>(w.size()) / 2));
   std::string best;
   int best_distance = limit + 1;
-  for (const auto &c : candidates) {
+  for (const auto& c : candidates) {
     int distance = EditDistance(w, bare(c));
     // A prefix of a long name ("--explai") is a typo too.
     if (w.size() >= 3 && bare(c).substr(0, w.size()) == w) distance = std::min(distance, 1);
@@ -70,23 +70,23 @@ std::string OneLine(std::string s) {
   return out;
 }
 
-std::vector<std::string> FlagNames(const CLI::App &cmd) {
+std::vector<std::string> FlagNames(const CLI::App& cmd) {
   std::vector<std::string> names;
-  for (const CLI::Option *o : cmd.get_options()) {
-    for (const auto &l : o->get_lnames()) names.push_back("--" + l);
-    for (const auto &s : o->get_snames()) names.push_back("-" + s);
+  for (const CLI::Option* o : cmd.get_options()) {
+    for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    for (const auto& s : o->get_snames()) names.push_back("-" + s);
   }
   return names;
 }
 
-bool IsFlagOf(const CLI::App &cmd, const std::string &token) {
+bool IsFlagOf(const CLI::App& cmd, const std::string& token) {
   std::string name = token.substr(0, token.find('='));
-  for (const auto &n : FlagNames(cmd)) {
+  for (const auto& n : FlagNames(cmd)) {
     if (n == name) return true;
   }
   // -abc: a cluster of short flags, or -fVALUE.
   if (name.size() > 2 && name[0] == '-' && name[1] != '-') {
-    for (const auto &n : FlagNames(cmd)) {
+    for (const auto& n : FlagNames(cmd)) {
       if (n == name.substr(0, 2)) return true;
     }
   }
@@ -95,16 +95,16 @@ bool IsFlagOf(const CLI::App &cmd, const std::string &token) {
 
 }  // namespace
 
-std::vector<const CLI::App *> VisibleCommands(const CLI::App &root) {
-  return root.get_subcommands([](const CLI::App *a) { return !a->get_group().empty(); });
+std::vector<const CLI::App*> VisibleCommands(const CLI::App& root) {
+  return root.get_subcommands([](const CLI::App* a) { return !a->get_group().empty(); });
 }
 
-std::string DescribeParseError(const CLI::App &root, const CLI::ParseError &e, const std::vector<std::string> &args) {
+std::string DescribeParseError(const CLI::App& root, const CLI::ParseError& e, const std::vector<std::string>& args) {
   std::vector<std::string> command_names;
-  for (const CLI::App *c : VisibleCommands(root)) command_names.push_back(c->get_name());
-  auto first = std::find_if(args.begin(), args.end(), [](const std::string &a) { return a.empty() || a[0] != '-'; });
+  for (const CLI::App* c : VisibleCommands(root)) command_names.push_back(c->get_name());
+  auto first = std::find_if(args.begin(), args.end(), [](const std::string& a) { return a.empty() || a[0] != '-'; });
   if (first == args.end()) {
-    for (const auto &a : args) {
+    for (const auto& a : args) {
       if (!IsFlagOf(root, a)) {
         std::string hint = Suggest(a, FlagNames(root));
         if (!hint.empty()) return "unknown flag '" + a + "'; did you mean '" + hint + "'?";
@@ -113,8 +113,8 @@ std::string DescribeParseError(const CLI::App &root, const CLI::ParseError &e, c
     }
     return "no command given; 'faultline help' lists the commands";
   }
-  const CLI::App *cmd = nullptr;
-  for (const CLI::App *c : root.get_subcommands([](const CLI::App *) { return true; })) {
+  const CLI::App* cmd = nullptr;
+  for (const CLI::App* c : root.get_subcommands([](const CLI::App*) { return true; })) {
     if (c->check_name(*first)) cmd = c;
   }
   if (cmd == nullptr) {
@@ -124,7 +124,7 @@ std::string DescribeParseError(const CLI::App &root, const CLI::ParseError &e, c
   }
   const std::string name = cmd->get_name();
   for (auto it = first + 1; it != args.end() && *it != "--"; ++it) {
-    const std::string &a = *it;
+    const std::string& a = *it;
     if (a.size() < 2 || a[0] != '-' || IsFlagOf(*cmd, a)) continue;
     if (a[1] >= '0' && a[1] <= '9') continue;  // a negative number given as a value
     std::string flag = a.substr(0, a.find('='));
@@ -163,21 +163,21 @@ struct CommandInfo {
   std::vector<std::string> positionals;  // names, e.g. "inputs"
 };
 
-std::vector<CommandInfo> Describe(const CLI::App &root) {
+std::vector<CommandInfo> Describe(const CLI::App& root) {
   std::vector<CommandInfo> out;
-  for (const CLI::App *c : VisibleCommands(root)) {
+  for (const CLI::App* c : VisibleCommands(root)) {
     CommandInfo info;
     info.name = c->get_name();
     info.description = c->get_description();
     info.footer = c->get_footer();
-    for (const CLI::Option *o : c->get_options()) {
+    for (const CLI::Option* o : c->get_options()) {
       if (!o->nonpositional()) {
         info.positionals.push_back(o->get_name());
         continue;
       }
       FlagInfo f;
-      for (const auto &l : o->get_lnames()) f.names.push_back("--" + l);
-      for (const auto &s : o->get_snames()) f.names.push_back("-" + s);
+      for (const auto& l : o->get_lnames()) f.names.push_back("--" + l);
+      for (const auto& s : o->get_snames()) f.names.push_back("-" + s);
       f.description = o->get_description();
       f.takes_value = o->get_type_size() != 0;
       std::string type = o->get_type_name();
@@ -211,7 +211,7 @@ std::string Roff(std::string_view s) {
   return out;
 }
 
-std::string Join(const std::vector<std::string> &v, std::string_view sep) {
+std::string Join(const std::vector<std::string>& v, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < v.size(); ++i) {
     if (i) out += sep;
@@ -222,7 +222,7 @@ std::string Join(const std::vector<std::string> &v, std::string_view sep) {
 
 }  // namespace
 
-std::string ManPage(const CLI::App &root) {
+std::string ManPage(const CLI::App& root) {
   std::ostringstream m;
   m << ".TH FAULTLINE 1 \"\" \"faultline " << FAULTLINE_VERSION << "\" \"User Commands\"\n";
   m << ".SH NAME\nfaultline \\- finds the line at fault when a distributed GPU "
@@ -232,11 +232,11 @@ std::string ManPage(const CLI::App &root) {
        ".B faultline help\n[\\fIcommand\\fR]\n";
   m << ".SH DESCRIPTION\n" << Roff(root.get_description()) << "\n";
   m << ".SH COMMANDS\n";
-  for (const CommandInfo &c : Describe(root)) {
+  for (const CommandInfo& c : Describe(root)) {
     m << ".SS \"faultline " << c.name;
-    for (const auto &p : c.positionals) m << " " << p;
+    for (const auto& p : c.positionals) m << " " << p;
     m << "\"\n" << Roff(c.description) << "\n";
-    for (const FlagInfo &f : c.flags) {
+    for (const FlagInfo& f : c.flags) {
       m << ".TP\n";
       for (size_t i = 0; i < f.names.size(); ++i) m << (i ? ", " : "") << "\\fB" << Roff(f.names[i]) << "\\fR";
       if (f.takes_value) {
@@ -276,10 +276,10 @@ std::string ManPage(const CLI::App &root) {
 
 namespace {
 
-std::string BashCompletion(const std::vector<CommandInfo> &commands) {
+std::string BashCompletion(const std::vector<CommandInfo>& commands) {
   std::ostringstream b;
   std::vector<std::string> names;
-  for (const auto &c : commands) names.push_back(c.name);
+  for (const auto& c : commands) names.push_back(c.name);
   b << "# bash completion for faultline (generated by faultline completion "
        "bash)\n";
   b << "_faultline() {\n  local cur=\"${COMP_WORDS[COMP_CWORD]}\" "
@@ -288,17 +288,17 @@ std::string BashCompletion(const std::vector<CommandInfo> &commands) {
   b << "  if [ \"$COMP_CWORD\" -eq 1 ]; then\n    COMPREPLY=($(compgen -W \"" << Join(names, " ")
     << " --help --version\" -- \"$cur\"))\n    return\n  fi\n";
   b << "  case \"${COMP_WORDS[1]}\" in\n";
-  for (const auto &c : commands) {
+  for (const auto& c : commands) {
     std::vector<std::string> all, valued;
-    for (const auto &f : c.flags) {
-      for (const auto &n : f.names) {
+    for (const auto& f : c.flags) {
+      for (const auto& n : f.names) {
         all.push_back(n);
         if (f.takes_value) valued.push_back(n);
       }
     }
     b << "    " << c.name << ")\n      flags=\"" << Join(all, " ") << "\"\n      valued=\"" << Join(valued, " ")
       << "\"\n      case \"$prev\" in\n";
-    for (const auto &f : c.flags) {
+    for (const auto& f : c.flags) {
       if (f.choices.empty()) continue;
       b << "        " << Join(f.names, "|") << ") choices=\"" << Join(f.choices, " ") << "\" ;;\n";
     }
@@ -335,19 +335,19 @@ std::string ZshEscape(std::string_view s) {
   return out;
 }
 
-std::string ZshCompletion(const std::vector<CommandInfo> &commands) {
+std::string ZshCompletion(const std::vector<CommandInfo>& commands) {
   std::ostringstream z;
   z << "#compdef faultline\n# zsh completion for faultline (generated by "
        "faultline completion zsh)\n";
   z << "_faultline() {\n  local -a commands\n  commands=(\n";
-  for (const auto &c : commands) z << "    '" << ZshEscape(c.name) << ":" << ZshEscape(c.description) << "'\n";
+  for (const auto& c : commands) z << "    '" << ZshEscape(c.name) << ":" << ZshEscape(c.description) << "'\n";
   z << "  )\n  if (( CURRENT == 2 )); then\n    _describe -t commands "
        "'faultline command' commands\n    return\n  fi\n";
   z << "  local cmd=$words[2]\n  shift words\n  (( CURRENT-- ))\n  case $cmd "
        "in\n";
-  for (const auto &c : commands) {
+  for (const auto& c : commands) {
     z << "    " << c.name << ")\n      _arguments -s";
-    for (const auto &f : c.flags) {
+    for (const auto& f : c.flags) {
       std::string action;
       if (f.takes_value) {
         action = f.choices.empty() ? ":" + ZshEscape(f.value_name) + ":_files"
@@ -377,24 +377,24 @@ std::string FishEscape(std::string_view s) {
   return out + "'";
 }
 
-std::string FishCompletion(const std::vector<CommandInfo> &commands) {
+std::string FishCompletion(const std::vector<CommandInfo>& commands) {
   std::ostringstream f;
   std::vector<std::string> names;
-  for (const auto &c : commands) names.push_back(c.name);
+  for (const auto& c : commands) names.push_back(c.name);
   f << "# fish completion for faultline (generated by faultline completion "
        "fish)\n";
   f << "complete -c faultline -f\n";
   f << "complete -c faultline -l version -d 'print the version'\n";
-  for (const auto &c : commands) {
+  for (const auto& c : commands) {
     f << "complete -c faultline -n __fish_use_subcommand -a " << c.name << " -d " << FishEscape(c.description) << "\n";
   }
   f << "complete -c faultline -n '__fish_seen_subcommand_from help' -a " << FishEscape(Join(names, " ")) << "\n";
-  for (const auto &c : commands) {
+  for (const auto& c : commands) {
     std::string cond = "-n '__fish_seen_subcommand_from " + c.name + "'";
     if (!c.positionals.empty()) f << "complete -c faultline " << cond << " -F\n";
-    for (const auto &fl : c.flags) {
+    for (const auto& fl : c.flags) {
       f << "complete -c faultline " << cond;
-      for (const auto &n : fl.names) f << (n.rfind("--", 0) == 0 ? " -l " + n.substr(2) : " -s " + n.substr(1));
+      for (const auto& n : fl.names) f << (n.rfind("--", 0) == 0 ? " -l " + n.substr(2) : " -s " + n.substr(1));
       if (fl.takes_value) f << (fl.choices.empty() ? " -r -F" : " -x -a " + FishEscape(Join(fl.choices, " ")));
       f << " -d " << FishEscape(fl.description) << "\n";
     }
@@ -404,7 +404,7 @@ std::string FishCompletion(const std::vector<CommandInfo> &commands) {
 
 }  // namespace
 
-std::string CompletionScript(const CLI::App &root, std::string_view shell) {
+std::string CompletionScript(const CLI::App& root, std::string_view shell) {
   auto commands = Describe(root);
   if (shell == "bash") return BashCompletion(commands);
   if (shell == "zsh") return ZshCompletion(commands);

@@ -11,9 +11,9 @@ namespace faultline::cli {
 namespace {
 
 // Runs a shell command line, returning its exit status and stdout+stderr.
-std::pair<int, std::string> Shell(const std::string &command) {
+std::pair<int, std::string> Shell(const std::string& command) {
   std::string out;
-  FILE *p = popen((command + " 2>&1").c_str(), "r");
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
   if (p == nullptr) return {-1, ""};
   char buf[4096];
   size_t n;
@@ -57,7 +57,7 @@ TEST(CliE2eTest, MistypedFlagGetsOneLineWithASuggestion) {
 }
 
 TEST(CliE2eTest, EveryParseErrorIsOneLinePrefixed) {
-  for (const char *args : {"", "triage", "triage --color purple x.log", "--bogus", "watch --pid notanumber",
+  for (const char* args : {"", "triage", "triage --color purple x.log", "--bogus", "watch --pid notanumber",
                            "completion tcsh", "help nosuchcommand"}) {
     auto [code, out] = Shell(kBinary + " " + args);
     EXPECT_EQ(code, 2) << args;
@@ -80,7 +80,7 @@ TEST(CliE2eTest, VersionNamesTheProjectVersionAndCommit) {
 TEST(CliE2eTest, EachCommandsHelpHasAnExampleAndExitCodes) {
   auto [code, list] = Shell(kBinary + " help");
   ASSERT_EQ(code, 0);
-  for (const char *c : {"triage", "preflight", "run", "wait-ready", "watch", "dashboard", "templates", "rules"}) {
+  for (const char* c : {"triage", "preflight", "run", "wait-ready", "watch", "dashboard", "templates", "rules"}) {
     EXPECT_NE(list.find(c), std::string::npos) << c;
     auto [hc, help] = Shell(kBinary + " help " + c);
     EXPECT_EQ(hc, 0) << c;
@@ -101,13 +101,13 @@ TEST(CliE2eTest, CompletionsAndManPageNameEveryFlag) {
   auto [fc, fish] = Shell(kBinary + " completion fish");
   auto [mc, man] = Shell(kBinary + " help --man");
   ASSERT_EQ(bc + zc + fc + mc, 0);
-  for (const char *flag : {"--json", "--explain", "--rules", "--no-builtin-rules", "--max-cascade", "--color"}) {
+  for (const char* flag : {"--json", "--explain", "--rules", "--no-builtin-rules", "--max-cascade", "--color"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
     EXPECT_NE(bash.find(std::string(" ") + flag), std::string::npos) << flag;
     EXPECT_NE(zsh.find(std::string("'") + flag + "["), std::string::npos) << flag;
     EXPECT_NE(fish.find(std::string(" -l ") + (flag + 2)), std::string::npos) << flag;
     std::string roff;
-    for (const char *p = flag; *p; ++p) roff += (*p == '-') ? std::string("\\-") : std::string(1, *p);
+    for (const char* p = flag; *p; ++p) roff += (*p == '-') ? std::string("\\-") : std::string(1, *p);
     EXPECT_NE(man.find(roff), std::string::npos) << flag;
   }
   EXPECT_NE(bash.find("choices=\"auto always never\""), std::string::npos);

@@ -22,7 +22,7 @@ struct DashboardArgs {
   bool allow_control = false;
 };
 
-int RunDashboard(const DashboardArgs &a) {
+int RunDashboard(const DashboardArgs& a) {
   // Ctrl-C and SIGTERM are taken by sigwait below, in no other thread: block
   // them before the server's threads start (they inherit the mask).
   sigset_t stop_signals;
@@ -48,9 +48,9 @@ int RunDashboard(const DashboardArgs &a) {
 
 }  // namespace
 
-void AddDashboardCommand(CLI::App &app, int *exit_code) {
+void AddDashboardCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<DashboardArgs>();
-  CLI::App *cmd = app.add_subcommand("dashboard", "serve a live web page of a run directory (docs/dashboard.md)");
+  CLI::App* cmd = app.add_subcommand("dashboard", "serve a live web page of a run directory (docs/dashboard.md)");
   cmd->footer(HelpFooter("faultline dashboard --run-dir runs/ --listen 127.0.0.1:8765",
                          "0 stopped with Ctrl-C, 2 usage error or the address is taken"));
   cmd->add_option("--run-dir", args->run_dir, "a run directory (runs/<time>-<name>), or runs/ for the newest run")

@@ -9,13 +9,13 @@
 #include "cli/commands.h"
 
 namespace faultline::cli {
-std::vector<RegisteredCommand> &CommandRegistry() {
+std::vector<RegisteredCommand>& CommandRegistry() {
   static std::vector<RegisteredCommand> registry;
   return registry;
 }
 }  // namespace faultline::cli
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   // A closed stdout (faultline ... | head) must not kill us mid-report.
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{
@@ -28,17 +28,17 @@ int main(int argc, char **argv) {
       "and its exit codes.");
   int exit_code = faultline::cli::kExitHealthy;
   auto commands = faultline::cli::CommandRegistry();
-  std::sort(commands.begin(), commands.end(), [](const auto &a, const auto &b) { return a.order < b.order; });
-  for (const auto &c : commands) c.add(app, &exit_code);
+  std::sort(commands.begin(), commands.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+  for (const auto& c : commands) c.add(app, &exit_code);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp &e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
-  } catch (const CLI::CallForAllHelp &e) {
+  } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
-  } catch (const CLI::CallForVersion &e) {
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
-  } catch (const CLI::ParseError &e) {
+  } catch (const CLI::ParseError& e) {
     // One line, prefixed, with "did you mean" for a mistyped command or flag
     // (CLI11's own message is two lines and suggests nothing).
     std::vector<std::string> args(argv + 1, argv + argc);

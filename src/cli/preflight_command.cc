@@ -19,7 +19,7 @@
 #include "preflight/units.h"
 #include "probe/gpu_inventory.h"
 
-extern char **environ;
+extern char** environ;
 
 namespace faultline::cli {
 namespace {
@@ -40,7 +40,7 @@ struct PreflightOptions {
 
 std::map<std::string, std::string> ProcessEnv() {
   std::map<std::string, std::string> env;
-  for (char **e = environ; e && *e; ++e) {
+  for (char** e = environ; e && *e; ++e) {
     std::string kv(*e);
     size_t eq = kv.find('=');
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
@@ -48,13 +48,13 @@ std::map<std::string, std::string> ProcessEnv() {
   return env;
 }
 
-Result<probe::GpuInventory> ReadInventory(const std::string &source) {
+Result<probe::GpuInventory> ReadInventory(const std::string& source) {
   if (source == "nvml") return probe::NewNvmlSource()->Read();
   if (source == "nvidia-smi") return probe::NewNvidiaSmiSource()->Read();
   return probe::ReadLocalGpus();
 }
 
-int ListGpus(const PreflightOptions &opt) {
+int ListGpus(const PreflightOptions& opt) {
   Result<probe::GpuInventory> inv = ReadInventory(opt.gpu_source);
   if (!inv.ok()) {
     std::cerr << "faultline preflight: " << inv.status().message() << "\n";
@@ -64,7 +64,7 @@ int ListGpus(const PreflightOptions &opt) {
   j["source"] = inv->source;
   j["driver_version"] = inv->driver_version;
   j["gpus"] = nlohmann::ordered_json::array();
-  for (const probe::GpuInfo &g : inv->gpus) {
+  for (const probe::GpuInfo& g : inv->gpus) {
     nlohmann::ordered_json o;
     o["index"] = g.index;
     o["name"] = g.name;
@@ -75,7 +75,7 @@ int ListGpus(const PreflightOptions &opt) {
     o["compute_capability"] = g.compute_major ? fmt::format("{}.{}", g.compute_major, g.compute_minor) : "";
     o["nvlinks_active"] = g.nvlinks_active;
     o["processes"] = nlohmann::ordered_json::array();
-    for (const probe::GpuProcess &p : g.processes) {
+    for (const probe::GpuProcess& p : g.processes) {
       o["processes"].push_back({{"pid", p.pid}, {"used_mib", p.used_bytes / (1024 * 1024)}, {"name", p.name}});
     }
     j["gpus"].push_back(o);
@@ -85,7 +85,7 @@ int ListGpus(const PreflightOptions &opt) {
   } else {
     std::cout << fmt::format("{} GPU(s) via {}{}\n", inv->gpus.size(), inv->source,
                              inv->driver_version.empty() ? "" : ", driver " + inv->driver_version);
-    for (const probe::GpuInfo &g : inv->gpus) {
+    for (const probe::GpuInfo& g : inv->gpus) {
       std::cout << fmt::format("  {}  {:<28} {:>7.1f} / {:>7.1f} GiB used  {}  {} process(es){}\n", g.index, g.name,
                                preflight::ToGiB(g.memory_used_bytes), preflight::ToGiB(g.memory_total_bytes), g.uuid,
                                g.processes.size(),
@@ -95,7 +95,7 @@ int ListGpus(const PreflightOptions &opt) {
   return kExitHealthy;
 }
 
-int RunPreflightCommand(const PreflightOptions &opt) {
+int RunPreflightCommand(const PreflightOptions& opt) {
   if (opt.list_gpus) return ListGpus(opt);
   if (!opt.calibration.empty()) {
     // The model configs of the points live in ../models beside the file
@@ -154,9 +154,9 @@ int RunPreflightCommand(const PreflightOptions &opt) {
 
 }  // namespace
 
-void AddPreflightCommand(CLI::App &app, int *exit_code) {
+void AddPreflightCommand(CLI::App& app, int* exit_code) {
   auto opt = std::make_shared<PreflightOptions>();
-  CLI::App *sub = app.add_subcommand("preflight",
+  CLI::App* sub = app.add_subcommand("preflight",
                                      "check a vLLM / SGLang / torchrun launch against the GPUs "
                                      "and the model before it starts");
   sub->footer(

@@ -17,7 +17,7 @@
 #include "supervise/supervisor.h"
 #include "web/dashboard.h"
 
-extern char **environ;
+extern char** environ;
 
 namespace faultline::cli {
 namespace {
@@ -42,20 +42,20 @@ struct RunArgs {
 
 // Preflight of every command it knows. Returns false when one has a
 // blocking problem (the report is printed).
-bool Preflight(const supervise::PipelineSpec &spec, bool json) {
+bool Preflight(const supervise::PipelineSpec& spec, bool json) {
   std::map<std::string, std::string> base_env;
-  for (char **e = environ; *e != nullptr; ++e) {
+  for (char** e = environ; *e != nullptr; ++e) {
     std::string kv(*e);
     size_t eq = kv.find('=');
     if (eq != std::string::npos) base_env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   bool ok = true;
-  for (const auto &s : spec.services) {
+  for (const auto& s : spec.services) {
     if (!preflight::ParseLaunchCommand(s.argv).ok()) continue;
     preflight::PreflightRequest req;
     req.command = s.argv;
     req.env = base_env;
-    for (const auto &[k, v] : s.env) req.env[k] = v;
+    for (const auto& [k, v] : s.env) req.env[k] = v;
     if (s.gpus_set) {
       std::string devices;
       for (int g : s.gpus) devices += (devices.empty() ? "" : ",") + std::to_string(g);
@@ -83,7 +83,7 @@ bool Preflight(const supervise::PipelineSpec &spec, bool json) {
 }
 
 // A message of several lines, each as its own "faultline: " line.
-void PrintLines(const std::string &message) {
+void PrintLines(const std::string& message) {
   size_t start = 0;
   while (start <= message.size()) {
     size_t end = message.find('\n', start);
@@ -94,7 +94,7 @@ void PrintLines(const std::string &message) {
   }
 }
 
-int RunRun(const RunArgs &a) {
+int RunRun(const RunArgs& a) {
   if (a.file.empty() == a.command.empty()) {
     std::cerr << "faultline: run needs either -f pipeline.yaml or -- COMMAND...\n";
     return kExitUsage;
@@ -133,7 +133,7 @@ int RunRun(const RunArgs &a) {
         }
       }
     }
-    for (const auto &note : spec.notes) std::cerr << "faultline: " << note << "\n";
+    for (const auto& note : spec.notes) std::cerr << "faultline: " << note << "\n";
     if (!a.stall_after.empty()) spec.stall_after = stall_after;
     if (!a.grace.empty()) spec.grace_period = grace;
   } else {
@@ -174,9 +174,9 @@ int RunRun(const RunArgs &a) {
 
 }  // namespace
 
-void AddRunCommand(CLI::App &app, int *exit_code) {
+void AddRunCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App *cmd = app.add_subcommand("run",
+  CLI::App* cmd = app.add_subcommand("run",
                                      "Run a command (-- CMD...) or a pipeline (-f pipeline.yaml); on a "
                                      "death or stall, diagnose and stop it all");
   cmd->footer(

@@ -36,11 +36,11 @@ struct TriageArgs {
 };
 
 // Bytes in the named inputs (regular files, and the files under directories).
-uint64_t InputBytes(const std::vector<std::string> &inputs) {
+uint64_t InputBytes(const std::vector<std::string>& inputs) {
   namespace fs = std::filesystem;
   uint64_t total = 0;
   std::error_code ec;
-  for (const auto &in : inputs) {
+  for (const auto& in : inputs) {
     if (in == "-") continue;
     if (fs::is_directory(in, ec)) {
       for (fs::recursive_directory_iterator it(in, ec), end; !ec && it != end; it.increment(ec)) {
@@ -75,7 +75,7 @@ std::string Size(double bytes) {
 // when stderr is not a terminal or the input is small.
 class Progress {
  public:
-  explicit Progress(const std::vector<std::string> &inputs) {
+  explicit Progress(const std::vector<std::string>& inputs) {
     if (::isatty(STDERR_FILENO) != 1) return;
     total_ = InputBytes(inputs);
     if (total_ < kMinBytes) return;
@@ -118,9 +118,9 @@ class Progress {
 
 }  // namespace
 
-void AddTriageCommand(CLI::App &app, int *exit_code) {
+void AddTriageCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<TriageArgs>();
-  CLI::App *cmd = app.add_subcommand("triage",
+  CLI::App* cmd = app.add_subcommand("triage",
                                      "Name the root cause of a failed or stalled job from its logs "
                                      "(files, directories, .gz/.zst; stdin when piped)");
   cmd->footer(HelpFooter("faultline triage examples/seed-vllm-dp-rank/vllm.log", kExitCodesTriage));
@@ -182,6 +182,7 @@ void AddTriageCommand(CLI::App &app, int *exit_code) {
       text.color = report::ShouldColor(args->color, STDOUT_FILENO);
       text.explain = args->explain;
       text.width = report::TerminalWidth(STDOUT_FILENO);
+      text.wrap_lines = ::isatty(STDOUT_FILENO) == 1;
       std::ostringstream shown;
       report::PrintText(*report, text, shown);
       std::cout << rules::Secrets().Text(shown.str());

@@ -35,7 +35,7 @@ struct WaitReadyArgs {
   bool no_gpu = false;
 };
 
-int RunWaitReady(const WaitReadyArgs &a) {
+int RunWaitReady(const WaitReadyArgs& a) {
   supervise::WatchOptions w;
   int kinds = !a.url.empty() + !a.tcp.empty() + !a.log_ready.empty();
   if (kinds != 1) {
@@ -43,7 +43,7 @@ int RunWaitReady(const WaitReadyArgs &a) {
                  "--log-ready\n";
     return kExitUsage;
   }
-  auto probe = [&w](supervise::ReadySpec::Kind kind, const std::string &target) {
+  auto probe = [&w](supervise::ReadySpec::Kind kind, const std::string& target) {
     w.ready.kind = kind;
     w.ready.target = target;
   };
@@ -84,7 +84,7 @@ int RunWaitReady(const WaitReadyArgs &a) {
   std::string name = w.name;
   bool first = true;  // rates need two samples: the first status waits an interval
   supervise::JobEnd end = supervise::Watch(
-      w, *rules, fs.get(), probe::RealClock(), gpu.get(), stop_fd, [&](const supervise::Monitor &m, double t) {
+      w, *rules, fs.get(), probe::RealClock(), gpu.get(), stop_fd, [&](const supervise::Monitor& m, double t) {
         if (first) {
           first = false;
         } else if (json) {
@@ -118,9 +118,9 @@ int RunWaitReady(const WaitReadyArgs &a) {
 
 }  // namespace
 
-void AddWaitReadyCommand(CLI::App &app, int *exit_code) {
+void AddWaitReadyCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<WaitReadyArgs>();
-  CLI::App *cmd = app.add_subcommand("wait-ready",
+  CLI::App* cmd = app.add_subcommand("wait-ready",
                                      "Wait until a server answers; fail at once, diagnosed, if "
                                      "its process dies or stalls");
   cmd->footer(

@@ -33,7 +33,7 @@ struct WatchArgs {
   bool no_stacks = false;
 };
 
-int RunWatch(const WatchArgs &a) {
+int RunWatch(const WatchArgs& a) {
   supervise::WatchOptions w;
   if (!live::Duration("--status-every", a.status_every, &w.status_interval) ||
       !live::Duration("--interval", a.interval, &w.sample_interval, true) ||
@@ -54,7 +54,7 @@ int RunWatch(const WatchArgs &a) {
   auto gpu = live::GpuSource(a.no_gpu);
   bool json = a.json;
   std::string name = w.name;
-  auto print_status = [json, name](const supervise::Monitor &m, double t) {
+  auto print_status = [json, name](const supervise::Monitor& m, double t) {
     if (json) {
       std::cout << rules::Secrets().JsonLine(supervise::StatusRecord(m, name, t)) << "\n";
     } else {
@@ -80,7 +80,7 @@ int RunWatch(const WatchArgs &a) {
   // samples).
   bool first = true;
   supervise::JobEnd end = supervise::Watch(w, *rules, fs.get(), probe::RealClock(), gpu.get(), stop_fd,
-                                           [&](const supervise::Monitor &m, double t) {
+                                           [&](const supervise::Monitor& m, double t) {
                                              if (!first) print_status(m, t);
                                              first = false;
                                            });
@@ -107,9 +107,9 @@ int RunWatch(const WatchArgs &a) {
 
 }  // namespace
 
-void AddWatchCommand(CLI::App &app, int *exit_code) {
+void AddWatchCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<WatchArgs>();
-  CLI::App *cmd = app.add_subcommand("watch",
+  CLI::App* cmd = app.add_subcommand("watch",
                                      "Attach to a running job: status per interval, the diagnosis "
                                      "when it dies or stalls (observes only)");
   cmd->footer(HelpFooter("faultline watch --pid $(pgrep -f \"vllm serve\") --log vllm.log",

@@ -43,16 +43,16 @@ std::string EscapeProperty(std::string_view s) {
 }
 
 // "file=F,line=N," for a line of a named file; stdin has no file to point at.
-std::string Location(const LineRef &where) {
+std::string Location(const LineRef& where) {
   if (where.file.empty() || where.file == "-") return "";
   return fmt::format("file={},line={},", EscapeProperty(where.file), where.line);
 }
 
 }  // namespace
 
-void PrintGithub(const TriageReport &r, std::ostream &out) {
+void PrintGithub(const TriageReport& r, std::ostream& out) {
   if (r.root_cause) {
-    const RootCause &rc = *r.root_cause;
+    const RootCause& rc = *r.root_cause;
     std::string title = "faultline: root cause";
     if (rc.rule) title += " (" + *rc.rule + ")";
     std::string message = rc.message;
@@ -68,7 +68,7 @@ void PrintGithub(const TriageReport &r, std::ostream &out) {
     std::string message = "the log ends without an error";
     if (r.last_phase) message += "; last phase reached: " + *r.last_phase;
     if (!r.phases_never_reached.empty()) message += "; never reached: " + r.phases_never_reached.front();
-    for (const auto &h : r.stall_hints) message += "\nhint: " + h;
+    for (const auto& h : r.stall_hints) message += "\nhint: " + h;
     out << "::warning " << (r.last_line ? Location(*r.last_line) : "")
         << "title=" << EscapeProperty("faultline: stalled") << "::" << EscapeData(message) << "\n";
     return;

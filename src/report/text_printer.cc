@@ -10,16 +10,16 @@
 
 namespace faultline::report {
 
-bool ShouldColor(const std::string &when, int fd) {
+bool ShouldColor(const std::string& when, int fd) {
   if (when == "always") return true;
   if (when == "never") return false;
-  const char *no_color = std::getenv("NO_COLOR");
+  const char* no_color = std::getenv("NO_COLOR");
   if (no_color && *no_color) return false;
-  for (const char *force : {"FORCE_COLOR", "CLICOLOR_FORCE"}) {
-    const char *v = std::getenv(force);
+  for (const char* force : {"FORCE_COLOR", "CLICOLOR_FORCE"}) {
+    const char* v = std::getenv(force);
     if (v && std::string_view(v) != "0") return true;
   }
-  const char *term = std::getenv("TERM");
+  const char* term = std::getenv("TERM");
   if (term && std::string(term) == "dumb") return false;
   return ::isatty(fd) == 1;
 }
@@ -29,7 +29,7 @@ size_t TerminalWidth(int fd) {
   struct winsize ws {};
   if (::isatty(fd) == 1 && ::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
     width = ws.ws_col;
-  } else if (const char *columns = std::getenv("COLUMNS")) {
+  } else if (const char* columns = std::getenv("COLUMNS")) {
     long c = std::strtol(columns, nullptr, 10);
     if (c > 0) width = static_cast<size_t>(c);
   }
@@ -61,7 +61,7 @@ class Styler {
   bool color_;
 };
 
-std::string DescribeProcess(const ProcessRef &p) {
+std::string DescribeProcess(const ProcessRef& p) {
   if (p.tag.empty()) return "unprefixed output";
   std::string s = fmt::format("process {}", p.tag);
   if (!p.parent.empty()) s += fmt::format(" (under {})", p.parent);
@@ -77,7 +77,7 @@ size_t Columns(std::string_view s) {
 
 // Wraps text at width columns, indenting continuation lines; a word longer
 // than a line (a path, a URL) is cut where the line ends.
-std::string Wrap(const std::string &text, size_t width, size_t indent) {
+std::string Wrap(const std::string& text, size_t width, size_t indent) {
   width = std::max<size_t>(width, 20);
   std::string out, line;
   size_t pos = 0;
@@ -109,44 +109,45 @@ std::string Wrap(const std::string &text, size_t width, size_t indent) {
 // wraps under itself, not under the number.
 class LineListing {
  public:
-  LineListing(const Styler &st, std::ostream &out, size_t width) : st_(st), out_(out), width_(width) {}
-  void Add(const LineRef &l, bool key, const std::string &text) {
+  // width 0: lines are not wrapped.
+  LineListing(const Styler& st, std::ostream& out, size_t width) : st_(st), out_(out), width_(width) {}
+  void Add(const LineRef& l, bool key, const std::string& text) {
     if (l.file != file_) {
       out_ << "  " << st_.Heading(l.file == "-" ? std::string("<stdin>") : l.file) << "\n";
       file_ = l.file;
     }
     std::string number = fmt::format("{:>6}", l.line);
-    std::string body = Wrap(text, width_ > 12 ? width_ - 12 : 20, 12);
+    std::string body = width_ == 0 ? text : Wrap(text, width_ > 12 ? width_ - 12 : 20, 12);
     out_ << "  " << (key ? st_.Red(number) : st_.Dim(number)) << (key ? ": " : "  ") << (key ? st_.Red(body) : body)
          << "\n";
   }
-  void Note(const std::string &text) { out_ << "            " << st_.Dim(text) << "\n"; }
+  void Note(const std::string& text) { out_ << "            " << st_.Dim(text) << "\n"; }
 
  private:
-  const Styler &st_;
-  std::ostream &out_;
+  const Styler& st_;
+  std::ostream& out_;
   size_t width_;
   std::string file_;
 };
 
 }  // namespace
 
-void PrintText(const TriageReport &r, const TextOptions &opt, std::ostream &out) {
+void PrintText(const TriageReport& r, const TextOptions& opt, std::ostream& out) {
   Styler st(opt.color);
   constexpr size_t kIndent = 12;
   const size_t width = std::max<size_t>(opt.width, 40);
-  auto row = [&](std::string_view label, const std::string &value) {
+  auto row = [&](std::string_view label, const std::string& value) {
     out << "  " << st.Label(label) << Wrap(value, width - kIndent, kIndent) << "\n";
   };
   if (r.root_cause) {
-    const RootCause &rc = *r.root_cause;
+    const RootCause& rc = *r.root_cause;
     out << st.Red("root cause") << "  " << Wrap(rc.message, width - kIndent, kIndent) << "\n";
     row("where", fmt::format("{}:{}, {}", rc.where.file, rc.where.line, DescribeProcess(rc.process)));
     if (!rc.explanation.empty()) row("why", rc.explanation);
     if (!rc.fix.empty()) row("fix", rc.fix);
     if (!rc.same_error_in.empty()) {
       std::string list;
-      for (const auto &p : rc.same_error_in)
+      for (const auto& p : rc.same_error_in)
         list += (list.empty() ? "" : ", ") + (p.empty() ? std::string("unprefixed") : p);
       row("also in", list);
     }
@@ -179,15 +180,15 @@ void PrintText(const TriageReport &r, const TextOptions &opt, std::ostream &out)
     phase += fmt::format("; never: {}", r.phases_never_reached.front());
   }
   row("phase", phase);
-  for (const auto &h : r.stall_hints) row("hint", h);
+  for (const auto& h : r.stall_hints) row("hint", h);
   if (r.root_cause && !r.root_cause->context.empty()) {
     out << "\n" << st.Dim("evidence") << "\n";
-    const auto &ctx = r.root_cause->context;
+    const auto& ctx = r.root_cause->context;
     size_t start = ctx.size() > 12 && !opt.explain ? ctx.size() - 12 : 0;
-    LineListing listing(st, out, width);
+    LineListing listing(st, out, opt.wrap_lines ? width : 0);
     if (start > 0) out << st.Dim(fmt::format("  ... {} earlier line(s)", start)) << "\n";
     for (size_t i = start; i < ctx.size(); ++i) {
-      const auto &l = ctx[i];
+      const auto& l = ctx[i];
       bool key = l.line == r.root_cause->where.line && l.file == r.root_cause->where.file;
       listing.Add(l, key, l.text);
     }
@@ -195,12 +196,12 @@ void PrintText(const TriageReport &r, const TextOptions &opt, std::ostream &out)
   if (opt.explain) {
     if (r.root_cause) {
       out << "\n" << st.Dim("why this line") << "\n";
-      for (const auto &w : r.root_cause->why) out << "  - " << w << "\n";
+      for (const auto& w : r.root_cause->why) out << "  - " << w << "\n";
     }
     if (!r.cascade.empty()) {
       out << "\n" << st.Dim("cascade") << "\n";
-      LineListing listing(st, out, width);
-      for (const auto &c : r.cascade) {
+      LineListing listing(st, out, opt.wrap_lines ? width : 0);
+      for (const auto& c : r.cascade) {
         listing.Add(c.where, false, c.message.substr(0, 160));
         listing.Note(c.reason);
       }
@@ -210,13 +211,13 @@ void PrintText(const TriageReport &r, const TextOptions &opt, std::ostream &out)
     out << "\n"
         << st.Dim(fmt::format("what this log is made of ({} templates over {} lines)", r.template_total, r.total_lines))
         << "\n";
-    for (const auto &t : r.common_templates) out << fmt::format("  {:>9}  {}\n", t.count, t.text.substr(0, 140));
+    for (const auto& t : r.common_templates) out << fmt::format("  {:>9}  {}\n", t.count, t.text.substr(0, 140));
     if (!r.rare_templates.empty()) {
       out << st.Dim("  rarest:") << "\n";
-      for (const auto &t : r.rare_templates) out << fmt::format("  {:>9}  {}\n", t.count, t.text.substr(0, 140));
+      for (const auto& t : r.rare_templates) out << fmt::format("  {:>9}  {}\n", t.count, t.text.substr(0, 140));
     }
   }
-  for (const auto &w : r.warnings) out << st.Yellow("warning") << "  " << w << "\n";
+  for (const auto& w : r.warnings) out << st.Yellow("warning") << "  " << w << "\n";
 }
 
 }  // namespace faultline::report

@@ -21,26 +21,26 @@ struct Parse {
   std::string dir;  // absolute directory of the file
   std::vector<std::string> errors;
   std::vector<std::string> notes;
-  void Error(const std::string &where, const std::string &what) { errors.push_back(where + ": " + what); }
+  void Error(const std::string& where, const std::string& what) { errors.push_back(where + ": " + what); }
 };
 
-std::string At(const Parse &p, const YAML::Node &node) {
+std::string At(const Parse& p, const YAML::Node& node) {
   if (node.Mark().is_null()) return p.source;
   return fmt::format("{}:{}", p.source, node.Mark().line + 1);
 }
 
 // Unknown keys are mistakes; x-* keys are the user's own (compose extensions).
-void CheckKeys(Parse &p, const YAML::Node &node, const std::set<std::string> &allowed, const std::string &where) {
-  for (const auto &kv : node) {
+void CheckKeys(Parse& p, const YAML::Node& node, const std::set<std::string>& allowed, const std::string& where) {
+  for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (key.rfind("x-", 0) == 0 || allowed.count(key)) continue;
     std::string list;
-    for (const auto &a : allowed) list += (list.empty() ? "" : ", ") + a;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
     p.Error(where, fmt::format("unknown key '{}' (known: {})", key, list));
   }
 }
 
-bool Duration(Parse &p, const YAML::Node &node, const std::string &where, double *out) {
+bool Duration(Parse& p, const YAML::Node& node, const std::string& where, double* out) {
   auto d = ParseDuration(node.as<std::string>());
   if (!d.ok()) {
     p.Error(where, d.status().message());
@@ -50,7 +50,7 @@ bool Duration(Parse &p, const YAML::Node &node, const std::string &where, double
   return true;
 }
 
-std::string Absolute(const Parse &p, const std::string &path) {
+std::string Absolute(const Parse& p, const std::string& path) {
   if (path.empty() || path[0] == '/') return path;
   return (std::filesystem::path(p.dir) / path).lexically_normal().string();
 }
@@ -72,7 +72,7 @@ void ResolveMerges(YAML::Node node, int depth = 0) {
       sources.push_back(merge);
     }
     node.remove("<<");
-    for (auto &m : sources) {
+    for (auto& m : sources) {
       ResolveMerges(m, depth + 1);
       if (!m.IsMap()) continue;
       for (auto kv : m) {
@@ -87,7 +87,7 @@ void ResolveMerges(YAML::Node node, int depth = 0) {
 // Compose interpolation of one value: $$, $VAR, ${VAR}, ${VAR:-default}
 // (unset or empty), ${VAR-default} (unset), ${VAR:?message} (an error when
 // unset or empty), ${VAR?message} (when unset).
-std::string Interpolate(Parse &p, const std::string &text, const std::string &where) {
+std::string Interpolate(Parse& p, const std::string& text, const std::string& where) {
   auto is_name = [](char c, bool first) {
     return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
            (!first && std::isdigit(static_cast<unsigned char>(c)));
@@ -105,7 +105,7 @@ std::string Interpolate(Parse &p, const std::string &text, const std::string &wh
     } else if (is_name(next, true)) {
       size_t j = i + 1;
       while (j < text.size() && is_name(text[j], false)) ++j;
-      const char *v = std::getenv(text.substr(i + 1, j - i - 1).c_str());
+      const char* v = std::getenv(text.substr(i + 1, j - i - 1).c_str());
       out += v ? v : "";
       i = j - 1;
     } else if (next == '{') {
@@ -118,7 +118,7 @@ std::string Interpolate(Parse &p, const std::string &text, const std::string &wh
       size_t op = inner.find_first_of(":-?");
       std::string name = inner.substr(0, op);
       std::string rest = op == std::string::npos ? "" : inner.substr(op);
-      const char *v = std::getenv(name.c_str());
+      const char* v = std::getenv(name.c_str());
       bool set = v != nullptr, nonempty = v != nullptr && *v != 0;
       if (rest.empty()) {
         out += nonempty ? v : "";
@@ -149,8 +149,8 @@ std::string Interpolate(Parse &p, const std::string &text, const std::string &wh
 }
 
 // Every scalar value of the tree, once (an alias shares its anchor's node).
-void InterpolateTree(Parse &p, YAML::Node node, std::vector<YAML::Node> &seen) {
-  for (const auto &s : seen) {
+void InterpolateTree(Parse& p, YAML::Node node, std::vector<YAML::Node>& seen) {
+  for (const auto& s : seen) {
     if (s.is(node)) return;
   }
   seen.push_back(node);
@@ -166,14 +166,14 @@ void InterpolateTree(Parse &p, YAML::Node node, std::vector<YAML::Node> &seen) {
 
 // gpus: [0, 1] / "0,1" (indexes), all, or {count: N}. A lone number is
 // ambiguous (GPU 2, or two GPUs?) and refused.
-void ParseGpus(Parse &p, const YAML::Node &node, const std::string &where, ServiceSpec *s, int *count) {
+void ParseGpus(Parse& p, const YAML::Node& node, const std::string& where, ServiceSpec* s, int* count) {
   std::vector<std::string> items;
   if (node.IsMap()) {
     CheckKeys(p, node, {"count"}, where + ": gpus");
     long n = -1;
     if (node["count"]) {
       std::string c = node["count"].as<std::string>();
-      char *end = nullptr;
+      char* end = nullptr;
       n = std::strtol(c.c_str(), &end, 10);
       if (c.empty() || *end != 0) n = -1;
     }
@@ -185,7 +185,7 @@ void ParseGpus(Parse &p, const YAML::Node &node, const std::string &where, Servi
     return;
   }
   if (node.IsSequence()) {
-    for (const auto &g : node) items.push_back(g.as<std::string>());
+    for (const auto& g : node) items.push_back(g.as<std::string>());
   } else {
     std::string text = node.as<std::string>();
     if (text == "all") {
@@ -205,7 +205,7 @@ void ParseGpus(Parse &p, const YAML::Node &node, const std::string &where, Servi
   for (auto item : items) {
     item.erase(0, item.find_first_not_of(' '));
     item.erase(item.find_last_not_of(' ') + 1);
-    char *end = nullptr;
+    char* end = nullptr;
     long v = std::strtol(item.c_str(), &end, 10);
     if (item.empty() || *end != 0 || v < 0) {
       p.Error(where, fmt::format("gpus: '{}' is not a GPU index", item));
@@ -216,7 +216,7 @@ void ParseGpus(Parse &p, const YAML::Node &node, const std::string &where, Servi
   s->gpus_set = true;
 }
 
-bool ParseCondition(Parse &p, const std::string &s, const std::string &where, Dependency::Condition *out) {
+bool ParseCondition(Parse& p, const std::string& s, const std::string& where, Dependency::Condition* out) {
   if (s == "ready" || s == "service_healthy" || s == "process_healthy") {
     *out = Dependency::Condition::kReady;
   } else if (s == "completed" || s == "service_completed_successfully" || s == "process_completed_successfully") {
@@ -232,7 +232,7 @@ bool ParseCondition(Parse &p, const std::string &s, const std::string &where, De
 
 // KEY=VALUE lines; # comments, blank lines and "export " are allowed, and
 // quotes around a value are removed.
-void LoadEnvFile(Parse &p, const std::string &path, const std::string &where, std::map<std::string, std::string> *env) {
+void LoadEnvFile(Parse& p, const std::string& path, const std::string& where, std::map<std::string, std::string>* env) {
   std::ifstream in(Absolute(p, path));
   if (!in) {
     p.Error(where, fmt::format("env_file {}: cannot open {}", path, Absolute(p, path)));
@@ -269,10 +269,10 @@ struct ParsedService {
   std::vector<bool> short_form;  // per depends_on entry: a bare name
 };
 
-ParsedService ParseService(Parse &p, const std::string &name, const YAML::Node &node) {
+ParsedService ParseService(Parse& p, const std::string& name, const YAML::Node& node) {
   std::string where = fmt::format("{}: {}", At(p, node), name);
   ParsedService parsed;
-  ServiceSpec &s = parsed.spec;
+  ServiceSpec& s = parsed.spec;
   s.name = name;
   s.working_dir = p.dir;
   if (!node.IsMap()) {
@@ -287,14 +287,14 @@ ParsedService ParseService(Parse &p, const std::string &name, const YAML::Node &
   if (!cmd) {
     p.Error(where, "no command");
   } else if (cmd.IsSequence()) {
-    for (const auto &a : cmd) s.argv.push_back(a.as<std::string>());
+    for (const auto& a : cmd) s.argv.push_back(a.as<std::string>());
     if (s.argv.empty()) p.Error(where, "empty command");
   } else {
     s.argv = {"/bin/sh", "-c", cmd.as<std::string>()};
   }
   if (YAML::Node files = node["env_file"]) {
     if (files.IsSequence()) {
-      for (const auto &f : files) LoadEnvFile(p, f.as<std::string>(), where, &s.env);
+      for (const auto& f : files) LoadEnvFile(p, f.as<std::string>(), where, &s.env);
     } else {
       LoadEnvFile(p, files.as<std::string>(), where, &s.env);
     }
@@ -302,10 +302,10 @@ ParsedService ParseService(Parse &p, const std::string &name, const YAML::Node &
   YAML::Node env = node["environment"] ? node["environment"] : node["env"];
   if (env) {
     if (env.IsMap()) {
-      for (const auto &kv : env)
+      for (const auto& kv : env)
         s.env[kv.first.as<std::string>()] = kv.second.IsNull() ? "" : kv.second.as<std::string>();
     } else {
-      for (const auto &item : env) {
+      for (const auto& item : env) {
         std::string kv = item.as<std::string>();
         size_t eq = kv.find('=');
         if (eq == std::string::npos) {
@@ -334,7 +334,7 @@ ParsedService ParseService(Parse &p, const std::string &name, const YAML::Node &
       if (r[key].IsSequence()) {  // exec: ["curl", "-f", URL]: each word quoted
                                   // for sh
         std::string joined;
-        for (const auto &w : r[key]) {
+        for (const auto& w : r[key]) {
           std::string word = w.as<std::string>(), quoted = "'";
           for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
           joined += (joined.empty() ? "" : " ") + quoted + "'";
@@ -378,12 +378,12 @@ ParsedService ParseService(Parse &p, const std::string &name, const YAML::Node &
   s.is_job = kind == "job";
   if (YAML::Node d = node["depends_on"]) {
     if (d.IsSequence()) {
-      for (const auto &item : d) {
+      for (const auto& item : d) {
         s.depends_on.push_back({item.as<std::string>(), Dependency::Condition::kReady});
         parsed.short_form.push_back(true);
       }
     } else if (d.IsMap()) {
-      for (const auto &kv : d) {
+      for (const auto& kv : d) {
         Dependency dep{kv.first.as<std::string>(), Dependency::Condition::kReady};
         bool bare = true;
         if (kv.second.IsMap() && kv.second["condition"]) {
@@ -402,16 +402,16 @@ ParsedService ParseService(Parse &p, const std::string &name, const YAML::Node &
   return parsed;
 }
 
-void Validate(Parse &p, PipelineSpec &spec, std::vector<ParsedService> &parsed) {
-  std::map<std::string, const ParsedService *> by_name;
-  for (const auto &s : parsed) by_name[s.spec.name] = &s;
+void Validate(Parse& p, PipelineSpec& spec, std::vector<ParsedService>& parsed) {
+  std::map<std::string, const ParsedService*> by_name;
+  for (const auto& s : parsed) by_name[s.spec.name] = &s;
   // Dependencies exist and can be met. A bare dependency (depends_on: [x])
   // waits for x's probe when it has one; on a job declared as such, for its
   // completion; otherwise for x to start, as in compose.
-  for (auto &ps : parsed) {
-    ServiceSpec &s = ps.spec;
+  for (auto& ps : parsed) {
+    ServiceSpec& s = ps.spec;
     for (size_t i = 0; i < s.depends_on.size(); ++i) {
-      Dependency &d = s.depends_on[i];
+      Dependency& d = s.depends_on[i];
       auto it = by_name.find(d.name);
       if (it == by_name.end()) {
         p.Error(p.source, fmt::format("{} depends on unknown '{}'", s.name, d.name));
@@ -421,7 +421,7 @@ void Validate(Parse &p, PipelineSpec &spec, std::vector<ParsedService> &parsed) 
         p.Error(p.source, fmt::format("{} depends on itself", s.name));
         continue;
       }
-      const ParsedService &dep = *it->second;
+      const ParsedService& dep = *it->second;
       bool has_probe = dep.spec.ready.kind != ReadySpec::Kind::kNone;
       if (ps.short_form[i] && !has_probe) {
         if (dep.spec.is_job && dep.explicit_kind) {
@@ -447,28 +447,28 @@ void Validate(Parse &p, PipelineSpec &spec, std::vector<ParsedService> &parsed) 
   }
   // No cycles.
   std::map<std::string, int> mark;  // 1 visiting, 2 done
-  std::function<bool(const std::string &, std::string)> visit = [&](const std::string &n, std::string path) -> bool {
+  std::function<bool(const std::string&, std::string)> visit = [&](const std::string& n, std::string path) -> bool {
     if (mark[n] == 2 || !by_name.count(n)) return true;
     if (mark[n] == 1) {
       p.Error(p.source, fmt::format("dependency cycle: {} -> {}", path, n));
       return false;
     }
     mark[n] = 1;
-    for (const auto &d : by_name[n]->spec.depends_on) {
+    for (const auto& d : by_name[n]->spec.depends_on) {
       if (!visit(d.name, path.empty() ? n : path + " -> " + n)) return false;
     }
     mark[n] = 2;
     return true;
   };
-  for (const auto &s : parsed) {
+  for (const auto& s : parsed) {
     if (mark[s.spec.name] == 0 && !visit(s.spec.name, "")) break;
   }
   // GPU sets are disjoint; gpus: all shares with nobody; {count: N} takes
   // the lowest indexes nobody named.
   std::map<int, std::string> owner;
   std::string all_owner;
-  for (const auto &ps : parsed) {
-    const ServiceSpec &s = ps.spec;
+  for (const auto& ps : parsed) {
+    const ServiceSpec& s = ps.spec;
     for (int g : s.gpus) {
       auto [it, inserted] = owner.emplace(g, s.name);
       if (!inserted && it->second != s.name) {
@@ -478,14 +478,14 @@ void Validate(Parse &p, PipelineSpec &spec, std::vector<ParsedService> &parsed) 
     }
     if (s.gpus_all) all_owner = s.name;
   }
-  for (auto &ps : parsed) {
+  for (auto& ps : parsed) {
     for (int next = 0; ps.gpu_count > 0 && static_cast<int>(ps.spec.gpus.size()) < ps.gpu_count; ++next) {
       if (owner.emplace(next, ps.spec.name).second) ps.spec.gpus.push_back(next);
     }
     if (ps.gpu_count > 0) ps.spec.gpus_set = true;
   }
   if (!all_owner.empty()) {
-    for (const auto &ps : parsed) {
+    for (const auto& ps : parsed) {
       if (ps.spec.name != all_owner && (ps.spec.gpus_set || ps.spec.gpus_all)) {
         p.Error(p.source, fmt::format("{} has gpus: all, so {} cannot have "
                                       "GPUs too: GPU sets must not overlap",
@@ -493,18 +493,18 @@ void Validate(Parse &p, PipelineSpec &spec, std::vector<ParsedService> &parsed) 
       }
     }
   }
-  for (auto &ps : parsed) spec.services.push_back(std::move(ps.spec));
+  for (auto& ps : parsed) spec.services.push_back(std::move(ps.spec));
 }
 
-std::string Join(const std::vector<std::string> &lines) {
+std::string Join(const std::vector<std::string>& lines) {
   std::string out;
-  for (const auto &l : lines) out += (out.empty() ? "" : "\n") + l;
+  for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
   return out;
 }
 
 }  // namespace
 
-const char *ConditionName(Dependency::Condition c) {
+const char* ConditionName(Dependency::Condition c) {
   switch (c) {
     case Dependency::Condition::kStarted:
       return "started";
@@ -516,7 +516,7 @@ const char *ConditionName(Dependency::Condition c) {
   return "?";
 }
 
-Result<PipelineSpec> ParsePipeline(const std::string &yaml_text, const std::string &source) {
+Result<PipelineSpec> ParsePipeline(const std::string& yaml_text, const std::string& source) {
   PipelineSpec spec;
   spec.source = source;
   Parse p;
@@ -543,13 +543,13 @@ Result<PipelineSpec> ParsePipeline(const std::string &yaml_text, const std::stri
     if (!services || !services.IsMap() || services.size() == 0) {
       p.Error(source, "no services:");
     } else {
-      for (const auto &kv : services) {
+      for (const auto& kv : services) {
         std::string name = kv.first.as<std::string>();
         if (name.rfind("x-", 0) == 0) continue;
         parsed.push_back(ParseService(p, name, kv.second));
       }
     }
-  } catch (const YAML::Exception &e) {
+  } catch (const YAML::Exception& e) {
     p.errors.push_back(fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
     return Status::InvalidArgument(Join(p.errors));
   }
@@ -559,9 +559,9 @@ Result<PipelineSpec> ParsePipeline(const std::string &yaml_text, const std::stri
   return spec;
 }
 
-Status CheckGpusOnNode(const PipelineSpec &spec, int gpu_count) {
+Status CheckGpusOnNode(const PipelineSpec& spec, int gpu_count) {
   std::vector<std::string> errors;
-  for (const auto &s : spec.services) {
+  for (const auto& s : spec.services) {
     for (int g : s.gpus) {
       if (g >= gpu_count) {
         errors.push_back(fmt::format("{}: {}: GPU {} does not exist: this node has {} GPU(s){}", spec.source, s.name, g,
@@ -573,7 +573,7 @@ Status CheckGpusOnNode(const PipelineSpec &spec, int gpu_count) {
   return Status::InvalidArgument(Join(errors));
 }
 
-Result<PipelineSpec> LoadPipelineFile(const std::string &path) {
+Result<PipelineSpec> LoadPipelineFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status::NotFound(path + ": cannot open");
   std::stringstream ss;
@@ -581,7 +581,7 @@ Result<PipelineSpec> LoadPipelineFile(const std::string &path) {
   return ParsePipeline(ss.str(), path);
 }
 
-PipelineSpec SingleCommandPipeline(const std::vector<std::string> &argv, double stall_after, double grace) {
+PipelineSpec SingleCommandPipeline(const std::vector<std::string>& argv, double stall_after, double grace) {
   PipelineSpec p;
   std::string prog = argv.empty() ? "command" : argv[0];
   prog = prog.substr(prog.rfind('/') == std::string::npos ? 0 : prog.rfind('/') + 1);

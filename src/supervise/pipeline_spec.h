@@ -30,7 +30,7 @@ struct Dependency {
   std::string name;
   Condition condition = Condition::kReady;
 };
-const char *ConditionName(Dependency::Condition c);
+const char* ConditionName(Dependency::Condition c);
 
 struct ServiceSpec {
   std::string name;
@@ -57,13 +57,13 @@ struct PipelineSpec {
   std::vector<std::string> notes;
 };
 
-Result<PipelineSpec> ParsePipeline(const std::string &yaml_text, const std::string &source);
-Result<PipelineSpec> LoadPipelineFile(const std::string &path);
+Result<PipelineSpec> ParsePipeline(const std::string& yaml_text, const std::string& source);
+Result<PipelineSpec> LoadPipelineFile(const std::string& path);
 // GPU indexes the pipeline names that a node with gpu_count GPUs lacks; every
 // one, one per line.
-Status CheckGpusOnNode(const PipelineSpec &spec, int gpu_count);
+Status CheckGpusOnNode(const PipelineSpec& spec, int gpu_count);
 // One command as a one-job pipeline (`faultline run -- CMD...`).
-PipelineSpec SingleCommandPipeline(const std::vector<std::string> &argv, double stall_after, double grace);
+PipelineSpec SingleCommandPipeline(const std::vector<std::string>& argv, double stall_after, double grace);
 
 }  // namespace faultline::supervise
 

@@ -16,8 +16,8 @@ TEST(PipelineSpecTest, TheSeedPipelineExampleParses) {
   auto p = LoadPipelineFile(std::string(FAULTLINE_SOURCE_DIR) + "/examples/seed-pipeline/pipeline.yaml");
   ASSERT_TRUE(p.ok()) << p.status().message();
   ASSERT_EQ(p->services.size(), 2u);
-  const ServiceSpec &server = p->services[0];
-  const ServiceSpec &trainer = p->services[1];
+  const ServiceSpec& server = p->services[0];
+  const ServiceSpec& trainer = p->services[1];
   EXPECT_EQ(server.gpus, (std::vector<int>{0, 1}));
   EXPECT_FALSE(server.is_job);
   EXPECT_EQ(server.ready.kind, ReadySpec::Kind::kHttp);
@@ -52,7 +52,7 @@ processes:
   EXPECT_EQ(p->services[2].depends_on[1].condition, Dependency::Condition::kCompleted);
 }
 
-std::string ErrorOf(const std::string &yaml) {
+std::string ErrorOf(const std::string& yaml) {
   auto p = ParsePipeline(yaml, "p.yaml");
   return p.ok() ? "" : p.status().message();
 }
@@ -115,7 +115,7 @@ class PipelineDirTest : public ::testing::Test {
     dir_ = mkdtemp(tmpl);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string Write(const std::string &name, const std::string &text) {
+  std::string Write(const std::string& name, const std::string& text) {
     std::string path = dir_ + "/" + name;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
     std::ofstream(path) << text;
@@ -190,7 +190,7 @@ services:
 )",
                          "p.yaml");
   ASSERT_TRUE(p.ok()) << p.status().message();
-  const auto &env = p->services[0].env;
+  const auto& env = p->services[0].env;
   EXPECT_EQ(env.at("A"), "yes");
   EXPECT_EQ(env.at("B"), "fallback");
   EXPECT_EQ(env.at("C"), "empty-too");
@@ -216,7 +216,7 @@ services:
 )",
                          "p.yaml");
   ASSERT_TRUE(p.ok()) << p.status().message();
-  const ReadySpec &r = p->services[0].ready;
+  const ReadySpec& r = p->services[0].ready;
   EXPECT_EQ(r.kind, ReadySpec::Kind::kExec);
   EXPECT_EQ(r.target, "'curl' '-fs' 'http://127.0.0.1:8000/health'");
   EXPECT_EQ(r.timeout,
