@@ -24,7 +24,7 @@ char __libc_single_threaded = 0;
 uint32_t arc4random(void) noexcept {
   uint32_t v = 0;
   size_t got = 0;
-  auto *p = reinterpret_cast<unsigned char *>(&v);
+  auto* p = reinterpret_cast<unsigned char*>(&v);
   while (got < sizeof(v)) {
     ssize_t n = getrandom(p + got, sizeof(v) - got, 0);
     if (n > 0) {
@@ -52,10 +52,10 @@ using faultline_dl_find_object = struct dl_find_object;
 #else
 struct faultline_dl_find_object {
   unsigned long long int dlfo_flags;
-  void *dlfo_map_start;
-  void *dlfo_map_end;
-  struct link_map *dlfo_link_map;
-  void *dlfo_eh_frame;
+  void* dlfo_map_start;
+  void* dlfo_map_end;
+  struct link_map* dlfo_link_map;
+  void* dlfo_eh_frame;
   unsigned long long int reserved[7];
 };
 #endif
@@ -63,30 +63,30 @@ struct faultline_dl_find_object {
 namespace {
 struct FindState {
   uintptr_t pc;
-  faultline_dl_find_object *out;
+  faultline_dl_find_object* out;
   bool found;
 };
 
-int FindObject(struct dl_phdr_info *info, size_t, void *data) {
-  auto *state = static_cast<FindState *>(data);
+int FindObject(struct dl_phdr_info* info, size_t, void* data) {
+  auto* state = static_cast<FindState*>(data);
   bool contains = false;
   uintptr_t lo = UINTPTR_MAX, hi = 0;
-  void *eh_frame = nullptr;
+  void* eh_frame = nullptr;
   for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     uintptr_t start = info->dlpi_addr + ph.p_vaddr;
     if (ph.p_type == PT_LOAD) {
       if (start < lo) lo = start;
       if (start + ph.p_memsz > hi) hi = start + ph.p_memsz;
       if (state->pc >= start && state->pc < start + ph.p_memsz) contains = true;
     } else if (ph.p_type == PT_GNU_EH_FRAME) {
-      eh_frame = reinterpret_cast<void *>(start);
+      eh_frame = reinterpret_cast<void*>(start);
     }
   }
   if (!contains) return 0;
   state->out->dlfo_flags = 0;
-  state->out->dlfo_map_start = reinterpret_cast<void *>(lo);
-  state->out->dlfo_map_end = reinterpret_cast<void *>(hi);
+  state->out->dlfo_map_start = reinterpret_cast<void*>(lo);
+  state->out->dlfo_map_end = reinterpret_cast<void*>(hi);
   state->out->dlfo_link_map = nullptr;
   state->out->dlfo_eh_frame = eh_frame;
   state->found = true;
@@ -94,7 +94,7 @@ int FindObject(struct dl_phdr_info *info, size_t, void *data) {
 }
 }  // namespace
 
-extern "C" int _dl_find_object(void *pc, faultline_dl_find_object *result) noexcept {
+extern "C" int _dl_find_object(void* pc, faultline_dl_find_object* result) noexcept {
   FindState state{reinterpret_cast<uintptr_t>(pc), result, false};
   dl_iterate_phdr(FindObject, &state);
   return state.found ? 0 : -1;
