@@ -112,6 +112,65 @@ TEST_F(TriageE2eTest, TextFitsTheWidthAndListsLinesUnderTheFile) {
   EXPECT_EQ(no.out.find("\x1b["), std::string::npos) << "NO_COLOR wins";
 }
 
+// One process's story (issue 14, point 7): what `grep -A2 "Worker
+// pid=7506.*ERROR"` found by hand.
+TEST_F(TriageE2eTest, ProcessPrintsThatProcesssLinesAlone) {
+  CommandResult r = RunShell(kBin + " triage --process 'Worker pid=7506' " + ShellQuote(kSeed));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string heading, line;
+  std::getline(lines, heading);
+  EXPECT_EQ(heading, "  " + kSeed);
+  int n = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    EXPECT_NE(line.find("(Worker pid=7506) "), std::string::npos) << line;
+  }
+  EXPECT_EQ(n, 16);  // every line of it: grep -c 'Worker pid=7506'
+  EXPECT_NE(r.out.find("\n      41  (Worker pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:800] AssertionError: "
+                       "DP adjusted local rank 3 is out of bounds.\n"),
+            std::string::npos)
+      << r.out;
+  // A pid names the same process; a near miss is named back.
+  EXPECT_EQ(RunShell(kBin + " triage --process 7506 " + ShellQuote(kSeed)).out, r.out);
+  CommandResult miss = RunShell(kBin + " triage --process 'Worker pid=7507' " + ShellQuote(kSeed));
+  EXPECT_EQ(miss.exit_code, 2);
+  EXPECT_EQ(miss.err.rfind("faultline: triage: no line of process 'Worker pid=7507'; did you mean 'Worker pid=750", 0),
+            0u)
+      << miss.err;
+  EXPECT_EQ(miss.err.find('\n'), miss.err.size() - 1);
+}
+
+// The same log as docker compose prints it (each line prefixed "vllm-1  | ",
+// a pure transformation): the wrapper is peeled from what --process prints.
+TEST_F(TriageE2eTest, ProcessPeelsTheWrappers) {
+  std::ifstream in(kSeed);
+  std::string wrapped, line;
+  while (std::getline(in, line)) wrapped += "vllm-1  | " + line + "\n";
+  Write("compose.log", wrapped);
+  CommandResult plain = RunShell(kBin + " triage --process 'Worker pid=7506' " + ShellQuote(kSeed));
+  CommandResult r = Triage("--process 'Worker pid=7506' compose.log");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(r.out.find('\n')), plain.out.substr(plain.out.find('\n'))) << r.out;
+  EXPECT_EQ(r.out.find("vllm-1  |"), std::string::npos);
+}
+
+TEST_F(TriageE2eTest, AroundShowsTheInterleavedNeighbourhood) {
+  CommandResult r = RunShell(kBin + " triage --around 41 --context 3 " + ShellQuote(kSeed));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::vector<std::string> got;
+  for (std::string line; std::getline(lines, line);) got.push_back(line);
+  ASSERT_EQ(got.size(), 8u) << r.out;  // the heading, then lines 38..44
+  EXPECT_EQ(got[0], "  " + kSeed);
+  EXPECT_EQ(got[4].rfind("      41: Worker pid=7506 ", 0), 0u) << got[4];
+  // Tags padded to one column, then " | " and the line as printed.
+  size_t bar = got[1].find(" | ");
+  for (size_t i = 1; i < got.size(); ++i) EXPECT_EQ(got[i].find(" | "), bar) << got[i];
+  EXPECT_EQ(Triage("--around nope.log:3 " + ShellQuote(kSeed)).exit_code, 2);
+  EXPECT_EQ(Triage("--around 99999 " + ShellQuote(kSeed)).exit_code, 2);
+}
+
 TEST_F(TriageE2eTest, ReadsStdinGzipAndZstdAlike) {
   CommandResult plain = RunShell(kBin + " triage --json - < " + ShellQuote(kSeed));
   ASSERT_EQ(plain.exit_code, 1) << plain.err;

@@ -111,6 +111,11 @@ TEST(CliE2eTest, CompletionsAndManPageNameEveryFlag) {
     EXPECT_NE(man.find(roff), std::string::npos) << flag;
   }
   EXPECT_NE(bash.find("choices=\"auto always never\""), std::string::npos);
+  // A flag takes no value; an option says which.
+  EXPECT_NE(man.find("\\fB\\-\\-json\\fR\nthe same as"), std::string::npos) << man;
+  EXPECT_NE(man.find("\\fB\\-\\-rules\\fR \\fITEXT\\fR"), std::string::npos);
+  EXPECT_NE(fish.find("-l json -d"), std::string::npos);
+  EXPECT_NE(fish.find("-l rules -r -F"), std::string::npos);
 }
 
 TEST(CliE2eTest, BashCompletionIsValidAndCompletes) {

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -16,6 +17,7 @@
 
 #include "cli/cli_support.h"
 #include "cli/commands.h"
+#include "cli/process_view.h"
 #include "diagnosis/triage.h"
 #include "report/printers.h"
 #include "rules/redactor.h"
@@ -33,6 +35,9 @@ struct TriageArgs {
   bool templates = false;
   std::string color = "auto";
   size_t max_cascade = 50;
+  std::string process;
+  std::string around;
+  int context = 8;
 };
 
 // Bytes in the named inputs (regular files, and the files under directories).
@@ -142,6 +147,12 @@ void AddTriageCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--color", args->color, "colour the text report: auto, always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   cmd->add_option("--max-cascade", args->max_cascade, "cascade items to list (all are counted)");
+  cmd->add_option("--process", args->process,
+                  "print one process's lines alone, wrappers peeled, tracebacks whole: a tag as the report names it "
+                  "('Worker pid=7506', rank3), a pid or a rank");
+  cmd->add_option("--around", args->around,
+                  "print the lines around LINE (or FILE:LINE) of every process, each tagged with its process");
+  cmd->add_option("--context", args->context, "lines each side for --around")->capture_default_str();
   cmd->callback([args, exit_code]() {
     diagnosis::TriageOptions options;
     options.inputs = args->inputs;
@@ -154,6 +165,22 @@ void AddTriageCommand(CLI::App& app, int* exit_code) {
         return;
       }
       options.inputs = {"-"};
+    }
+    if (!args->process.empty() || !args->around.empty()) {
+      if (!args->process.empty() && !args->around.empty()) {
+        std::cerr << "faultline: triage: give --process or --around, not both\n";
+        *exit_code = kExitUsage;
+        return;
+      }
+      ProcessViewOptions view;
+      view.inputs = options.inputs;
+      view.rule_files = args->rule_files;
+      view.process = args->process;
+      view.around = args->around;
+      view.context = std::max(0, args->context);
+      view.color = report::ShouldColor(args->color, STDOUT_FILENO);
+      *exit_code = PrintProcessView(view, std::cout, std::cerr);
+      return;
     }
     options.rule_files = args->rule_files;
     options.no_builtin_rules = args->no_builtin_rules;
