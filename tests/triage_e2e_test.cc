@@ -127,10 +127,10 @@ TEST_F(TriageE2eTest, ProcessPrintsThatProcesssLinesAlone) {
     EXPECT_NE(line.find("(Worker pid=7506) "), std::string::npos) << line;
   }
   EXPECT_EQ(n, 16);  // every line of it: grep -c 'Worker pid=7506'
-  EXPECT_NE(r.out.find("\n      41  (Worker pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:800] AssertionError: "
-                       "DP adjusted local rank 3 is out of bounds.\n"),
-            std::string::npos)
-      << r.out;
+  size_t root = r.out.find("\n      41  (Worker pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:800] ");
+  ASSERT_NE(root, std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("AssertionError: DP adjusted local rank 3 is out of bounds.", root), r.out.find('\n', root + 1))
+      << "the root-cause line, whole";
   // A pid names the same process; a near miss is named back.
   EXPECT_EQ(RunShell(kBin + " triage --process 7506 " + ShellQuote(kSeed)).out, r.out);
   CommandResult miss = RunShell(kBin + " triage --process 'Worker pid=7507' " + ShellQuote(kSeed));

@@ -27,7 +27,7 @@ const std::string kBinary = FAULTLINE_BINARY;
 TEST(SuggestTest, OneTypoAwayIsSuggestedAndFarWordsAreNot) {
   std::vector<std::string> commands = {"triage", "preflight", "run", "wait-ready", "watch", "rules", "templates"};
   EXPECT_EQ(Suggest("tirage", commands), "triage");  // a transposition
-  EXPECT_EQ(Suggest("preflite", commands), "preflight");
+  EXPECT_EQ(Suggest("prefligt", commands), "preflight");
   EXPECT_EQ(Suggest("wach", commands), "watch");
   EXPECT_EQ(Suggest("deploy", commands), "");
   EXPECT_EQ(Suggest("x", commands), "");

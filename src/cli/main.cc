@@ -18,9 +18,8 @@ std::vector<RegisteredCommand>& CommandRegistry() {
 int main(int argc, char** argv) {
   // A closed stdout (faultline ... | head) must not kill us mid-report.
   std::signal(SIGPIPE, SIG_IGN);
-  CLI::App app{
-      "faultline: finds the line at fault when a distributed GPU job "
-      "fails or stalls"};
+  // Named, so that usage lines say "faultline", not the path it was run by.
+  CLI::App app{"faultline: finds the line at fault when a distributed GPU job fails or stalls", "faultline"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "faultline " + faultline::cli::VersionString());
   app.footer(

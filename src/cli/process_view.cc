@@ -306,7 +306,8 @@ int PrintProcessView(const ProcessViewOptions& o, std::ostream& out, std::ostrea
     if (names.size() > 8) list += fmt::format(", ... ({} in all)", names.size());
     err << "faultline: triage: no line of process '" << o.process << "'"
         << (hint.empty() ? "" : "; did you mean '" + hint + "'?")
-        << (names.empty() ? std::string("; the log names no processes") : "; the log's processes: " + list) << "\n";
+        << (names.empty() ? std::string(" (the log names no processes)") : " (the log's processes: " + list + ")")
+        << "\n";
     return 2;
   }
   return 0;

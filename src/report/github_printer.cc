@@ -44,7 +44,7 @@ std::string EscapeProperty(std::string_view s) {
 
 // "file=F,line=N," for a line of a named file; stdin has no file to point at.
 std::string Location(const LineRef& where) {
-  if (where.file.empty() || where.file == "-") return "";
+  if (where.file.empty() || where.file == "-" || where.file == "<stdin>") return "";
   return fmt::format("file={},line={},", EscapeProperty(where.file), where.line);
 }
 
