@@ -6,6 +6,8 @@
 # - the imported targets of the shared build (PkgConfig::HS, PkgConfig::RE2,
 #   PkgConfig::ZSTD, ZLIB::ZLIB, yaml-cpp, fmt::fmt) link their static
 #   archives instead (fmt's from FAULTLINE_FMT_ARCHIVE: Debian ships none);
+# - libmicrohttpd from FAULTLINE_MHD_ARCHIVE, built without TLS from
+#   Debian's source package (Debian's archive needs GnuTLS and p11-kit);
 # - cpp-httplib is the single-file header from FAULTLINE_HTTPLIB_INCLUDE
 #   (Debian's is split, its code in a shared library built with OpenSSL);
 # - libstdc++ and libgcc are linked in (-static-libstdc++ -static-libgcc);
@@ -18,7 +20,8 @@
 set(FAULTLINE_SYSROOT "" CACHE PATH "root of the release whose glibc the static build links against")
 set(FAULTLINE_FMT_ARCHIVE "" CACHE FILEPATH "libfmt.a (fmt has no static archive in Debian)")
 set(FAULTLINE_HTTPLIB_INCLUDE "" CACHE PATH "directory of the single-file httplib.h")
-foreach(var FAULTLINE_SYSROOT FAULTLINE_FMT_ARCHIVE FAULTLINE_HTTPLIB_INCLUDE)
+set(FAULTLINE_MHD_ARCHIVE "" CACHE FILEPATH "libmicrohttpd.a without TLS (Debian's needs GnuTLS, p11-kit)")
+foreach(var FAULTLINE_SYSROOT FAULTLINE_FMT_ARCHIVE FAULTLINE_HTTPLIB_INCLUDE FAULTLINE_MHD_ARCHIVE)
   if(NOT ${var})
     message(FATAL_ERROR "FAULTLINE_STATIC needs -D${var}=... (scripts/dist sets them)")
   endif()
@@ -37,6 +40,8 @@ faultline_static_archive(FAULTLINE_YAML_A yaml-cpp)
 set_property(TARGET PkgConfig::HS PROPERTY INTERFACE_LINK_LIBRARIES ${FAULTLINE_HS_A} m)
 set_property(TARGET PkgConfig::RE2 PROPERTY INTERFACE_LINK_LIBRARIES ${FAULTLINE_RE2_A} Threads::Threads)
 set_property(TARGET PkgConfig::ZSTD PROPERTY INTERFACE_LINK_LIBRARIES ${FAULTLINE_ZSTD_A})
+# The dashboard's HTTP server: plain HTTP, so a build of it without TLS.
+set_property(TARGET PkgConfig::MHD PROPERTY INTERFACE_LINK_LIBRARIES ${FAULTLINE_MHD_ARCHIVE} Threads::Threads)
 # Imported shared libraries (config packages, FindZLIB): point every
 # configuration's location at the archive.
 foreach(pair "ZLIB::ZLIB=${FAULTLINE_Z_A}" "yaml-cpp=${FAULTLINE_YAML_A}" "fmt::fmt=${FAULTLINE_FMT_ARCHIVE}")

@@ -179,7 +179,9 @@ void AddTriageCommand(CLI::App& app, int* exit_code) {
       view.around = args->around;
       view.context = std::max(0, args->context);
       view.color = report::ShouldColor(args->color, STDOUT_FILENO);
-      *exit_code = PrintProcessView(view, std::cout, std::cerr);
+      std::ostringstream shown;
+      *exit_code = PrintProcessView(view, shown, std::cerr);
+      std::cout << rules::Secrets().Text(shown.str());  // the redaction choke point
       return;
     }
     options.rule_files = args->rule_files;

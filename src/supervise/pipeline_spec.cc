@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "supervise/duration.h"
+#include "util/read_file.h"
 
 namespace faultline::supervise {
 namespace {
@@ -574,11 +575,9 @@ Status CheckGpusOnNode(const PipelineSpec& spec, int gpu_count) {
 }
 
 Result<PipelineSpec> LoadPipelineFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParsePipeline(ss.str(), path);
+  auto text = ReadSmallFile(path);  // bounded; a FIFO or /dev/zero is refused
+  if (!text.ok()) return text.status();
+  return ParsePipeline(*text, path);
 }
 
 PipelineSpec SingleCommandPipeline(const std::vector<std::string>& argv, double stall_after, double grace) {
