@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -62,6 +63,112 @@ TEST_F(TriageE2eTest, TextReportShowsWhereWhyFixAndPhase) {
   EXPECT_EQ(r.out.find("\x1b["), std::string::npos) << "NO_COLOR must disable colour";
   CommandResult colored = RunShell(kBin + " triage --color always " + ShellQuote(kSeed));
   EXPECT_NE(colored.out.find("\x1b["), std::string::npos);
+}
+
+// CI (issue 14, point 5): the root cause as a GitHub Actions annotation on
+// its line; stdin read when no input is named and it is not a terminal.
+TEST_F(TriageE2eTest, GithubFormatAnnotatesTheRootCauseLine) {
+  CommandResult r = RunShell(kBin + " triage --format github " + ShellQuote(kSeed));
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out.rfind("::error file=" + kSeed + ",line=41,title=faultline%3A root cause "
+                        "(vllm.dp-local-rank-out-of-bounds)::AssertionError: DP adjusted local rank 3 is out of bounds.",
+                        0),
+            0u)
+      << r.out;
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "one workflow command, its lines escaped as %0A";
+  EXPECT_NE(r.out.find("%0Afix: "), std::string::npos);
+  // Piped in, there is no file to point at.
+  CommandResult piped = RunShell(kBin + " triage --format github < " + ShellQuote(kSeed));
+  EXPECT_EQ(piped.out.rfind("::error title=", 0), 0u) << piped.out;
+}
+
+TEST_F(TriageE2eTest, NoInputNamedReadsAPipedStdin) {
+  CommandResult named = RunShell(kBin + " triage --json " + ShellQuote(kSeed));
+  CommandResult piped = RunShell("cat " + ShellQuote(kSeed) + " | " + kBin + " triage --json");
+  ASSERT_EQ(piped.exit_code, 1) << piped.err;
+  EXPECT_EQ(json::parse(piped.out)["root_cause"]["message"], json::parse(named.out)["root_cause"]["message"]);
+}
+
+// Terminal output (point 4): prose wrapped to the width, evidence under a
+// file heading with line numbers (as ripgrep prints), FORCE_COLOR honoured.
+TEST_F(TriageE2eTest, TextFitsTheWidthAndListsLinesUnderTheFile) {
+  CommandResult r = RunShell("NO_COLOR=1 COLUMNS=80 " + kBin + " triage " + ShellQuote(kSeed));
+  ASSERT_EQ(r.exit_code, 1);
+  std::string prose = r.out.substr(0, r.out.find("\nevidence\n"));
+  std::istringstream lines(prose);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
+  EXPECT_NE(r.out.find("\nevidence\n  ... 4 earlier line(s)\n  " + kSeed + "\n      30  (Worker pid=7506)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n      41: (Worker pid=7506) ERROR"), std::string::npos) << "the root-cause line is marked";
+  EXPECT_EQ(r.out.find(kSeed + ":30"), std::string::npos) << "the file is named once, not on every line";
+  CommandResult forced = RunShell("FORCE_COLOR=1 " + kBin + " triage " + ShellQuote(kSeed));
+  EXPECT_NE(forced.out.find("\x1b["), std::string::npos) << "FORCE_COLOR colours a pipe";
+  CommandResult clicolor = RunShell("CLICOLOR_FORCE=1 " + kBin + " triage " + ShellQuote(kSeed));
+  EXPECT_NE(clicolor.out.find("\x1b["), std::string::npos);
+  CommandResult zero = RunShell("FORCE_COLOR=0 " + kBin + " triage " + ShellQuote(kSeed));
+  EXPECT_EQ(zero.out.find("\x1b["), std::string::npos);
+  CommandResult no = RunShell("NO_COLOR=1 FORCE_COLOR=1 " + kBin + " triage " + ShellQuote(kSeed));
+  EXPECT_EQ(no.out.find("\x1b["), std::string::npos) << "NO_COLOR wins";
+}
+
+// One process's story (issue 14, point 7): what `grep -A2 "Worker
+// pid=7506.*ERROR"` found by hand.
+TEST_F(TriageE2eTest, ProcessPrintsThatProcesssLinesAlone) {
+  CommandResult r = RunShell(kBin + " triage --process 'Worker pid=7506' " + ShellQuote(kSeed));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string heading, line;
+  std::getline(lines, heading);
+  EXPECT_EQ(heading, "  " + kSeed);
+  int n = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    EXPECT_NE(line.find("(Worker pid=7506) "), std::string::npos) << line;
+  }
+  EXPECT_EQ(n, 16);  // every line of it: grep -c 'Worker pid=7506'
+  size_t root = r.out.find("\n      41  (Worker pid=7506) ERROR 05-09 15:15:10 [multiproc_executor.py:800] ");
+  ASSERT_NE(root, std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("AssertionError: DP adjusted local rank 3 is out of bounds.", root), r.out.find('\n', root + 1))
+      << "the root-cause line, whole";
+  // A pid names the same process; a near miss is named back.
+  EXPECT_EQ(RunShell(kBin + " triage --process 7506 " + ShellQuote(kSeed)).out, r.out);
+  CommandResult miss = RunShell(kBin + " triage --process 'Worker pid=7507' " + ShellQuote(kSeed));
+  EXPECT_EQ(miss.exit_code, 2);
+  EXPECT_EQ(miss.err.rfind("faultline: triage: no line of process 'Worker pid=7507'; did you mean 'Worker pid=750", 0),
+            0u)
+      << miss.err;
+  EXPECT_EQ(miss.err.find('\n'), miss.err.size() - 1);
+}
+
+// The same log as docker compose prints it (each line prefixed "vllm-1  | ",
+// a pure transformation): the wrapper is peeled from what --process prints.
+TEST_F(TriageE2eTest, ProcessPeelsTheWrappers) {
+  std::ifstream in(kSeed);
+  std::string wrapped, line;
+  while (std::getline(in, line)) wrapped += "vllm-1  | " + line + "\n";
+  Write("compose.log", wrapped);
+  CommandResult plain = RunShell(kBin + " triage --process 'Worker pid=7506' " + ShellQuote(kSeed));
+  CommandResult r = Triage("--process 'Worker pid=7506' compose.log");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(r.out.find('\n')), plain.out.substr(plain.out.find('\n'))) << r.out;
+  EXPECT_EQ(r.out.find("vllm-1  |"), std::string::npos);
+}
+
+TEST_F(TriageE2eTest, AroundShowsTheInterleavedNeighbourhood) {
+  CommandResult r = RunShell(kBin + " triage --around 41 --context 3 " + ShellQuote(kSeed));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::vector<std::string> got;
+  for (std::string line; std::getline(lines, line);) got.push_back(line);
+  ASSERT_EQ(got.size(), 8u) << r.out;  // the heading, then lines 38..44
+  EXPECT_EQ(got[0], "  " + kSeed);
+  EXPECT_EQ(got[4].rfind("      41: Worker pid=7506 ", 0), 0u) << got[4];
+  // Tags padded to one column, then " | " and the line as printed.
+  size_t bar = got[1].find(" | ");
+  for (size_t i = 1; i < got.size(); ++i) EXPECT_EQ(got[i].find(" | "), bar) << got[i];
+  EXPECT_EQ(Triage("--around nope.log:3 " + ShellQuote(kSeed)).exit_code, 2);
+  EXPECT_EQ(Triage("--around 99999 " + ShellQuote(kSeed)).exit_code, 2);
 }
 
 TEST_F(TriageE2eTest, ReadsStdinGzipAndZstdAlike) {

@@ -8,6 +8,7 @@
 
 #include <iostream>
 
+#include "cli/cli_support.h"
 #include "cli/commands.h"
 #include "web/dashboard.h"
 
@@ -35,7 +36,8 @@ int RunDashboard(const DashboardArgs& a) {
     return kExitUsage;
   }
   if (a.allow_control) {
-    std::cerr << "faultline: --allow-control: a run directory has no processes to control; the stop endpoint "
+    std::cerr << "faultline: --allow-control: a run directory has no processes "
+                 "to control; the stop endpoint "
                  "answers 501 (it is live under `run --dashboard`)\n";
   }
   int sig = 0;
@@ -49,11 +51,14 @@ int RunDashboard(const DashboardArgs& a) {
 void AddDashboardCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<DashboardArgs>();
   CLI::App* cmd = app.add_subcommand("dashboard", "serve a live web page of a run directory (docs/dashboard.md)");
+  cmd->footer(HelpFooter("faultline dashboard --run-dir runs/ --listen 127.0.0.1:8765",
+                         "0 stopped with Ctrl-C, 2 usage error or the address is taken"));
   cmd->add_option("--run-dir", args->run_dir, "a run directory (runs/<time>-<name>), or runs/ for the newest run")
       ->required();
   cmd->add_option("--listen", args->listen, "HOST:PORT to serve on (port 0: any free port)")->capture_default_str();
   cmd->add_option("--dashboard-token", args->token,
-                  "token every request must carry (?token=, Bearer); required off loopback, generated when absent");
+                  "token every request must carry (?token=, Bearer); required "
+                  "off loopback, generated when absent");
   cmd->add_flag("--allow-control", args->allow_control, "let the page stop services (only under run --dashboard)");
   cmd->callback([args, exit_code] { *exit_code = RunDashboard(*args); });
 }

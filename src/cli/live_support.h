@@ -110,6 +110,8 @@ inline supervise::LogDiagnoser Diagnoser(const std::string& color) {
     if (print_text) {
       report::TextOptions text;
       text.color = report::ShouldColor(color, STDOUT_FILENO);
+      text.width = report::TerminalWidth(STDOUT_FILENO);
+      text.wrap_lines = ::isatty(STDOUT_FILENO) == 1;
       std::ostringstream shown;
       report::PrintText(*report, text, shown);
       out << rules::Secrets().Text(shown.str());  // the redaction choke point

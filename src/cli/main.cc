@@ -1,10 +1,11 @@
-// faultline: finds the line at fault when a distributed GPU job fails or stalls.
+// faultline: finds the line at fault when a distributed GPU job fails or
+// stalls.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <csignal>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
-
+#include "cli/cli_support.h"
 #include "cli/commands.h"
 
 namespace faultline::cli {
@@ -17,9 +18,13 @@ std::vector<RegisteredCommand>& CommandRegistry() {
 int main(int argc, char** argv) {
   // A closed stdout (faultline ... | head) must not kill us mid-report.
   std::signal(SIGPIPE, SIG_IGN);
-  CLI::App app{"faultline: finds the line at fault when a distributed GPU job fails or stalls"};
+  // Named, so that usage lines say "faultline", not the path it was run by.
+  CLI::App app{"faultline: finds the line at fault when a distributed GPU job fails or stalls", "faultline"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "faultline 0.1.0");
+  app.set_version_flag("--version", "faultline " + faultline::cli::VersionString());
+  app.footer(
+      "\n'faultline help COMMAND' shows a command's flags, an example "
+      "and its exit codes.");
   int exit_code = faultline::cli::kExitHealthy;
   auto commands = faultline::cli::CommandRegistry();
   std::sort(commands.begin(), commands.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
@@ -33,7 +38,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);  // prints the message on stderr
+    // One line, prefixed, with "did you mean" for a mistyped command or flag
+    // (CLI11's own message is two lines and suggests nothing).
+    std::vector<std::string> args(argv + 1, argv + argc);
+    std::cerr << "faultline: " << faultline::cli::DescribeParseError(app, e, args) << "\n";
     return faultline::cli::kExitUsage;
   }
   std::cout.flush();

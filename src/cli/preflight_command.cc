@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "cli/cli_support.h"
 #include "cli/commands.h"
 #include "preflight/calibration.h"
 #include "preflight/preflight.h"
@@ -111,7 +112,8 @@ int RunPreflightCommand(const PreflightOptions& opt) {
   }
   if (opt.command.empty()) {
     std::cerr << "faultline preflight: give the launch command after --, e.g.\n"
-                 "  faultline preflight -- vllm serve Qwen/Qwen3-8B --tensor-parallel-size 2\n";
+                 "  faultline preflight -- vllm serve Qwen/Qwen3-8B "
+                 "--tensor-parallel-size 2\n";
     return kExitUsage;
   }
   preflight::PreflightRequest req;
@@ -154,18 +156,27 @@ int RunPreflightCommand(const PreflightOptions& opt) {
 
 void AddPreflightCommand(CLI::App& app, int* exit_code) {
   auto opt = std::make_shared<PreflightOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "preflight", "check a vLLM / SGLang / torchrun launch against the GPUs and the model before it starts");
+  CLI::App* sub = app.add_subcommand("preflight",
+                                     "check a vLLM / SGLang / torchrun launch against the GPUs "
+                                     "and the model before it starts");
+  sub->footer(
+      HelpFooter("faultline preflight --gpus 8 --gpu-memory 80GiB -- "
+                 "vllm serve meta-llama/Llama-3.1-70B -tp 8",
+                 "0 no blocking problem, 1 a blocking problem found, 2 "
+                 "usage or input error"));
   sub->add_flag("--json", opt->json, "print one faultline.preflight/1 JSON object");
   sub->add_option("--gpus", opt->gpus,
-                  "plan: the node has N GPUs (as if NVML reported them; CUDA_VISIBLE_DEVICES still filters)")
+                  "plan: the node has N GPUs (as if NVML reported them; "
+                  "CUDA_VISIBLE_DEVICES still filters)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--gpu-memory", opt->gpu_memory, "plan: memory of each GPU, e.g. 48GiB or 80GB");
   sub->add_option("--gpu-type", opt->gpu_type, "plan: GPU model from the catalog (rules/gpus.yaml), e.g. H100, L40S");
   sub->add_option("--model-config", opt->model_config,
-                  "the model's config.json (a model.safetensors.index.json beside it gives the weight bytes)");
+                  "the model's config.json (a model.safetensors.index.json "
+                  "beside it gives the weight bytes)");
   sub->add_option("--gpu-source", opt->gpu_source,
-                  "where to read real GPUs: auto (NVML, then nvidia-smi), nvml, nvidia-smi")
+                  "where to read real GPUs: auto (NVML, then nvidia-smi), "
+                  "nvml, nvidia-smi")
       ->check(CLI::IsMember({"auto", "nvml", "nvidia-smi"}));
   sub->add_option("--vllm-version", opt->vllm_version,
                   "the vLLM release the launch runs (e.g. 0.10.1): its memory "

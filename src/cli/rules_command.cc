@@ -1,9 +1,10 @@
 // faultline rules list|check: inspect and validate rule files.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 
-#include <fmt/format.h>
-
+#include "cli/cli_support.h"
 #include "cli/commands.h"
 #include "rules/rule_loader.h"
 #include "rules/rule_set.h"
@@ -31,6 +32,8 @@ Result<std::vector<rules::Rule>> LoadAll(const std::vector<std::string>& files, 
 
 void AddRulesCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("rules", "List or check the knowledge base (rules/*.yaml)");
+  cmd->footer(
+      HelpFooter("faultline rules check my-rules.yaml", "0 all files valid, 1 a rule file has errors, 2 usage error"));
   cmd->require_subcommand(1);
   auto files = std::make_shared<std::vector<std::string>>();
 
@@ -49,8 +52,9 @@ void AddRulesCommand(CLI::App& app, int* exit_code) {
     *exit_code = kExitHealthy;
   });
 
-  CLI::App* check = cmd->add_subcommand(
-      "check", "Validate rule files: fields, patterns (RE2 and Hyperscan), and every sample line");
+  CLI::App* check = cmd->add_subcommand("check",
+                                        "Validate rule files: fields, patterns (RE2 "
+                                        "and Hyperscan), and every sample line");
   check->add_option("files", *files, "rule files to check (default: the built-in rules)");
   check->callback([files, exit_code]() {
     auto all = LoadAll(*files, files->empty());

@@ -6,12 +6,14 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/cli_support.h"
 #include "cli/commands.h"
 #include "cli/live_support.h"
 #include "cli/metrics_support.h"
 #include "preflight/launch_command.h"
 #include "preflight/preflight.h"
 #include "preflight/report_writer.h"
+#include "probe/gpu_inventory.h"
 #include "supervise/pipeline_spec.h"
 #include "supervise/supervisor.h"
 #include "web/dashboard.h"
@@ -69,7 +71,8 @@ bool Preflight(const supervise::PipelineSpec& spec, bool json) {
     }
     if (report->blocking()) {
       std::cerr << "faultline: preflight of " << s.name
-                << " found a blocking problem; not starting (--no-preflight to start anyway)\n";
+                << " found a blocking problem; not starting (--no-preflight to "
+                   "start anyway)\n";
       if (json) {
         std::cout << preflight::WriteJson(*report) << "\n";
       } else {
@@ -79,6 +82,18 @@ bool Preflight(const supervise::PipelineSpec& spec, bool json) {
     }
   }
   return ok;
+}
+
+// A message of several lines, each as its own "faultline: " line.
+void PrintLines(const std::string& message) {
+  size_t start = 0;
+  while (start <= message.size()) {
+    size_t end = message.find('\n', start);
+    std::cerr << "faultline: " << message.substr(start, end == std::string::npos ? std::string::npos : end - start)
+              << "\n";
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
 }
 
 int RunRun(RunArgs& a) {
@@ -106,10 +121,21 @@ int RunRun(RunArgs& a) {
   if (!a.file.empty()) {
     auto loaded = supervise::LoadPipelineFile(a.file);
     if (!loaded.ok()) {
-      std::cerr << "faultline: " << loaded.status().message() << "\n";
+      PrintLines(loaded.status().message());  // every mistake of the file, one a line
       return kExitUsage;
     }
     spec = std::move(*loaded);
+    if (!a.no_gpu) {
+      // GPU indexes the node does not have, when nvidia-smi can say (a child
+      // process: NVML's threads must not exist before the supervisor forks).
+      if (auto inventory = probe::NewNvidiaSmiSource()->Read(); inventory.ok()) {
+        if (Status st = supervise::CheckGpusOnNode(spec, static_cast<int>(inventory->gpus.size())); !st.ok()) {
+          PrintLines(st.message());
+          return kExitUsage;
+        }
+      }
+    }
+    for (const auto& note : spec.notes) std::cerr << "faultline: " << note << "\n";
     if (!a.stall_after.empty()) spec.stall_after = stall_after;
     if (!a.grace.empty()) spec.grace_period = grace;
   } else {
@@ -174,9 +200,14 @@ int RunRun(RunArgs& a) {
 
 void AddRunCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "run",
-      "Run a command (-- CMD...) or a pipeline (-f pipeline.yaml); on a death or stall, diagnose and stop it all");
+  CLI::App* cmd = app.add_subcommand("run",
+                                     "Run a command (-- CMD...) or a pipeline (-f pipeline.yaml); on a "
+                                     "death or stall, diagnose and stop it all");
+  cmd->footer(
+      HelpFooter("faultline run --log-ready \"Application startup complete\" -- vllm "
+                 "serve facebook/opt-125m",
+                 "0 the job (or pipeline) succeeded, 1 it died or stalled (diagnosis "
+                 "printed), 2 usage or input error, 130 interrupted"));
   cmd->add_option("-f,--file", args->file, "pipeline file (services and jobs; see docs/pipeline.md)");
   cmd->add_option("command", args->command, "the command to run, after --");
   cmd->add_option("--stall-after", args->stall_after, "stalled when nothing progresses for this long (default 5m)");
@@ -186,14 +217,17 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--interval", args->interval, "sampling interval")->capture_default_str();
   cmd->add_option("--stall-rules", args->stall_rules, "stall classes file instead of the built-in rules/stall.yaml");
   cmd->add_option("--color", args->color, "auto, always, never")->check(CLI::IsMember({"auto", "always", "never"}));
-  cmd->add_flag("--json", args->json, "faultline.live/1 records (JSON Lines) on stdout; program output on stderr");
+  cmd->add_flag("--json", args->json,
+                "faultline.live/1 records (JSON Lines) on stdout; program "
+                "output on stderr");
   cmd->add_flag("--no-preflight", args->no_preflight, "start even when preflight finds a blocking problem");
   cmd->add_flag("--no-gpu", args->no_gpu, "do not sample GPUs");
   cmd->add_flag(
       "--no-stacks", args->no_stacks,
       "do not put faultline's bootstrap sitecustomize on Python children's PYTHONPATH (no stacks on a stall)");
   cmd->add_option("--dashboard", args->dashboard,
-                  "serve a live page of this run on HOST:PORT, e.g. 127.0.0.1:8765 (docs/dashboard.md)");
+                  "serve a live page of this run on HOST:PORT, e.g. "
+                  "127.0.0.1:8765 (docs/dashboard.md)");
   cmd->add_option("--dashboard-token", args->dashboard_token,
                   "token every dashboard request must carry (required off loopback; generated when omitted)");
   metrics_flags::AddOptions(cmd, &args->metrics);

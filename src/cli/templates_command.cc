@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_support.h"
 #include "cli/commands.h"
 #include "input/byte_source.h"
 #include "input/line_reader.h"
@@ -162,6 +163,7 @@ int RunTemplates(const TemplatesPlan& plan) {
 void AddTemplatesCommand(CLI::App& app, int* exit_code) {
   auto plan = std::make_shared<TemplatesPlan>();
   CLI::App* cmd = app.add_subcommand("templates", "Group log lines into templates and print them with counts");
+  cmd->footer(HelpFooter("faultline templates vllm.log", "0, 2 usage or input error"));
   cmd->add_option("files", plan->inputs, "Log files (\"-\" for standard input)")->required();
   cmd->add_flag("--json", plan->json, "Print one JSON object (schema faultline.templates/1)");
   cmd->add_flag("--per-line", plan->per_line, "Print LineId,EventId,EventTemplate for every input line");

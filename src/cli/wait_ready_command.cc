@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/cli_support.h"
 #include "cli/commands.h"
 #include "cli/live_support.h"
 #include "cli/metrics_support.h"
@@ -40,13 +41,18 @@ int RunWaitReady(WaitReadyArgs& a) {
   supervise::WatchOptions w;
   int kinds = !a.url.empty() + !a.tcp.empty() + !a.log_ready.empty();
   if (kinds != 1) {
-    std::cerr << "faultline: wait-ready needs exactly one of --url, --tcp, --log-ready\n";
+    std::cerr << "faultline: wait-ready needs exactly one of --url, --tcp, "
+                 "--log-ready\n";
     return kExitUsage;
   }
-  if (!a.url.empty()) w.ready = {supervise::ReadySpec::Kind::kHttp, a.url};
-  if (!a.tcp.empty()) w.ready = {supervise::ReadySpec::Kind::kTcp, a.tcp};
+  auto probe = [&w](supervise::ReadySpec::Kind kind, const std::string& target) {
+    w.ready.kind = kind;
+    w.ready.target = target;
+  };
+  if (!a.url.empty()) probe(supervise::ReadySpec::Kind::kHttp, a.url);
+  if (!a.tcp.empty()) probe(supervise::ReadySpec::Kind::kTcp, a.tcp);
   if (!a.log_ready.empty()) {
-    w.ready = {supervise::ReadySpec::Kind::kLog, a.log_ready};
+    probe(supervise::ReadySpec::Kind::kLog, a.log_ready);
     if (a.log.empty()) {
       std::cerr << "faultline: --log-ready needs --log FILE\n";
       return kExitUsage;
@@ -130,8 +136,14 @@ int RunWaitReady(WaitReadyArgs& a) {
 
 void AddWaitReadyCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<WaitReadyArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "wait-ready", "Wait until a server answers; fail at once, diagnosed, if its process dies or stalls");
+  CLI::App* cmd = app.add_subcommand("wait-ready",
+                                     "Wait until a server answers; fail at once, diagnosed, if "
+                                     "its process dies or stalls");
+  cmd->footer(
+      HelpFooter("faultline wait-ready --url http://127.0.0.1:8000/health "
+                 "--pid $SERVER_PID --log vllm.log",
+                 "0 ready, 1 died, stalled or timed out (diagnosis printed), 2 "
+                 "usage or input error"));
   cmd->add_option("--url", args->url, "ready when GET URL answers 2xx (http://host:port/health)");
   cmd->add_option("--tcp", args->tcp, "ready when HOST:PORT accepts a connection");
   cmd->add_option("--log-ready", args->log_ready, "ready when a line of --log matches this regex (RE2)");

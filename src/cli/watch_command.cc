@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/cli_support.h"
 #include "cli/commands.h"
 #include "cli/live_support.h"
 #include "cli/metrics_support.h"
@@ -22,8 +23,8 @@ namespace {
 struct WatchArgs {
   std::vector<int64_t> pids;
   std::string log;
-  std::string interval = "10s";
-  std::string sample = "1s";
+  std::string status_every = "10s";
+  std::string interval = "1s";
   std::string stall_after = "5m";
   std::string stall_rules;
   std::string color = "auto";
@@ -36,8 +37,8 @@ struct WatchArgs {
 
 int RunWatch(WatchArgs& a) {
   supervise::WatchOptions w;
-  if (!live::Duration("--interval", a.interval, &w.status_interval) ||
-      !live::Duration("--sample", a.sample, &w.sample_interval, true) ||
+  if (!live::Duration("--status-every", a.status_every, &w.status_interval) ||
+      !live::Duration("--interval", a.interval, &w.sample_interval, true) ||
       !live::Duration("--stall-after", a.stall_after, &w.stall_after, true)) {
     return kExitUsage;
   }
@@ -84,7 +85,8 @@ int RunWatch(WatchArgs& a) {
     w.on_sample = [&](const supervise::Monitor& m, double t) { metrics->Apply(supervise::StatusRecord(m, name, t)); };
   }
   int stop_fd = supervise::InstallStopSignals();
-  // The first status line comes after the first interval (rates need two samples).
+  // The first status line comes after the first interval (rates need two
+  // samples).
   bool first = true;
   supervise::JobEnd end = supervise::Watch(w, *rules, fs.get(), probe::RealClock(), gpu.get(), stop_fd,
                                            [&](const supervise::Monitor& m, double t) {
@@ -123,18 +125,23 @@ int RunWatch(WatchArgs& a) {
 
 void AddWatchCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<WatchArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "watch", "Attach to a running job: status per interval, the diagnosis when it dies or stalls (observes only)");
+  CLI::App* cmd = app.add_subcommand("watch",
+                                     "Attach to a running job: status per interval, the diagnosis "
+                                     "when it dies or stalls (observes only)");
+  cmd->footer(HelpFooter("faultline watch --pid $(pgrep -f \"vllm serve\") --log vllm.log",
+                         "0 the job ended healthy or you stopped watching, 1 it died or stalled "
+                         "(diagnosis printed), 2 usage or input error"));
   cmd->add_option("--pid", args->pids, "process (and its children) to watch; repeatable")->required();
   cmd->add_option("--log", args->log, "the job's log: phase, growth, and the diagnosis on death or stall");
-  cmd->add_option("--interval", args->interval, "status line interval")->capture_default_str();
-  cmd->add_option("--sample", args->sample, "sampling interval")->capture_default_str();
+  // As in run and wait-ready: --interval samples, --status-every prints.
+  cmd->add_option("--status-every", args->status_every, "status line interval")->capture_default_str();
+  cmd->add_option("--interval", args->interval, "sampling interval")->capture_default_str();
   cmd->add_option("--stall-after", args->stall_after, "stalled when nothing progresses for this long")
       ->capture_default_str();
   cmd->add_option("--stall-rules", args->stall_rules, "stall classes file instead of the built-in rules/stall.yaml");
   cmd->add_option("--color", args->color, "auto, always, never")->check(CLI::IsMember({"auto", "always", "never"}));
   cmd->add_flag("--json", args->json, "print faultline.live/1 records (JSON Lines)");
-  cmd->add_flag("--once", args->once, "print one status (two samples --sample apart) and exit 0");
+  cmd->add_flag("--once", args->once, "print one status (two samples --interval apart) and exit 0");
   cmd->add_flag("--no-gpu", args->no_gpu, "do not sample GPUs");
   cmd->add_flag("--no-stacks", args->no_stacks, "no py-spy dump of the Python processes on a stall");
   metrics_flags::AddOptions(cmd, &args->metrics);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -14,33 +16,190 @@
 namespace faultline::supervise {
 namespace {
 
-Status Error(const std::string& where, const std::string& what) { return Status::InvalidArgument(where + ": " + what); }
+// Everything one file's parse learns: its directory, and every mistake.
+struct Parse {
+  std::string source;
+  std::string dir;  // absolute directory of the file
+  std::vector<std::string> errors;
+  std::vector<std::string> notes;
+  void Error(const std::string& where, const std::string& what) { errors.push_back(where + ": " + what); }
+};
 
-Status CheckKeys(const YAML::Node& node, const std::set<std::string>& allowed, const std::string& where) {
+std::string At(const Parse& p, const YAML::Node& node) {
+  if (node.Mark().is_null()) return p.source;
+  return fmt::format("{}:{}", p.source, node.Mark().line + 1);
+}
+
+// Unknown keys are mistakes; x-* keys are the user's own (compose extensions).
+void CheckKeys(Parse& p, const YAML::Node& node, const std::set<std::string>& allowed, const std::string& where) {
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
-    if (!allowed.count(key)) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      return Error(where, fmt::format("unknown key '{}' (known: {})", key, list));
+    if (key.rfind("x-", 0) == 0 || allowed.count(key)) continue;
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    p.Error(where, fmt::format("unknown key '{}' (known: {})", key, list));
+  }
+}
+
+bool Duration(Parse& p, const YAML::Node& node, const std::string& where, double* out) {
+  auto d = ParseDuration(node.as<std::string>());
+  if (!d.ok()) {
+    p.Error(where, d.status().message());
+    return false;
+  }
+  *out = *d;
+  return true;
+}
+
+std::string Absolute(const Parse& p, const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  return (std::filesystem::path(p.dir) / path).lexically_normal().string();
+}
+
+// YAML merge keys (<<: *defaults, <<: [*a, *b]): the merged maps' keys that
+// the map does not set itself. yaml-cpp reads "<<" as a plain key.
+void ResolveMerges(YAML::Node node, int depth = 0) {
+  if (depth > 64) return;
+  if (node.IsSequence()) {
+    for (auto item : node) ResolveMerges(item, depth + 1);
+    return;
+  }
+  if (!node.IsMap()) return;
+  if (YAML::Node merge = node["<<"]) {
+    std::vector<YAML::Node> sources;
+    if (merge.IsSequence()) {
+      for (auto m : merge) sources.push_back(m);
+    } else {
+      sources.push_back(merge);
+    }
+    node.remove("<<");
+    for (auto& m : sources) {
+      ResolveMerges(m, depth + 1);
+      if (!m.IsMap()) continue;
+      for (auto kv : m) {
+        std::string key = kv.first.as<std::string>();
+        if (!node[key]) node[key] = kv.second;
+      }
     }
   }
-  return Status::Ok();
+  for (auto kv : node) ResolveMerges(kv.second, depth + 1);
 }
 
-Result<double> Duration(const YAML::Node& node, const std::string& where) {
-  auto d = ParseDuration(node.as<std::string>());
-  if (!d.ok()) return Error(where, d.status().message());
-  return *d;
+// Compose interpolation of one value: $$, $VAR, ${VAR}, ${VAR:-default}
+// (unset or empty), ${VAR-default} (unset), ${VAR:?message} (an error when
+// unset or empty), ${VAR?message} (when unset).
+std::string Interpolate(Parse& p, const std::string& text, const std::string& where) {
+  auto is_name = [](char c, bool first) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+           (!first && std::isdigit(static_cast<unsigned char>(c)));
+  };
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '$' || i + 1 >= text.size()) {
+      out += text[i];
+      continue;
+    }
+    char next = text[i + 1];
+    if (next == '$') {
+      out += '$';
+      ++i;
+    } else if (is_name(next, true)) {
+      size_t j = i + 1;
+      while (j < text.size() && is_name(text[j], false)) ++j;
+      const char* v = std::getenv(text.substr(i + 1, j - i - 1).c_str());
+      out += v ? v : "";
+      i = j - 1;
+    } else if (next == '{') {
+      size_t close = text.find('}', i + 2);
+      if (close == std::string::npos) {
+        p.Error(where, fmt::format("'{}': unterminated ${{", text));
+        return text;
+      }
+      std::string inner = text.substr(i + 2, close - i - 2);
+      size_t op = inner.find_first_of(":-?");
+      std::string name = inner.substr(0, op);
+      std::string rest = op == std::string::npos ? "" : inner.substr(op);
+      const char* v = std::getenv(name.c_str());
+      bool set = v != nullptr, nonempty = v != nullptr && *v != 0;
+      if (rest.empty()) {
+        out += nonempty ? v : "";
+      } else if (rest.rfind(":-", 0) == 0) {
+        out += nonempty ? std::string(v) : rest.substr(2);
+      } else if (rest.rfind("-", 0) == 0) {
+        out += set ? std::string(v) : rest.substr(1);
+      } else if (rest.rfind(":?", 0) == 0 || rest.rfind("?", 0) == 0) {
+        bool colon = rest[0] == ':';
+        if (colon ? !nonempty : !set) {
+          std::string message = rest.substr(colon ? 2 : 1);
+          p.Error(where, fmt::format("{} is required{}{}", name, colon ? "" : " (may be empty)",
+                                     message.empty() ? "" : ": " + message));
+        } else {
+          out += v;
+        }
+      } else {
+        p.Error(where, fmt::format("'${{{}}}': expected ${{VAR}}, "
+                                   "${{VAR:-default}} or ${{VAR:?message}}",
+                                   inner));
+      }
+      i = close;
+    } else {
+      out += '$';
+    }
+  }
+  return out;
 }
 
-Result<std::vector<int>> ParseGpus(const YAML::Node& node, const std::string& where) {
-  std::vector<int> out;
+// Every scalar value of the tree, once (an alias shares its anchor's node).
+void InterpolateTree(Parse& p, YAML::Node node, std::vector<YAML::Node>& seen) {
+  for (const auto& s : seen) {
+    if (s.is(node)) return;
+  }
+  seen.push_back(node);
+  if (node.IsScalar()) {
+    std::string text = node.Scalar();
+    if (text.find('$') != std::string::npos) node = Interpolate(p, text, At(p, node));
+  } else if (node.IsSequence()) {
+    for (auto item : node) InterpolateTree(p, item, seen);
+  } else if (node.IsMap()) {
+    for (auto kv : node) InterpolateTree(p, kv.second, seen);
+  }
+}
+
+// gpus: [0, 1] / "0,1" (indexes), all, or {count: N}. A lone number is
+// ambiguous (GPU 2, or two GPUs?) and refused.
+void ParseGpus(Parse& p, const YAML::Node& node, const std::string& where, ServiceSpec* s, int* count) {
   std::vector<std::string> items;
+  if (node.IsMap()) {
+    CheckKeys(p, node, {"count"}, where + ": gpus");
+    long n = -1;
+    if (node["count"]) {
+      std::string c = node["count"].as<std::string>();
+      char* end = nullptr;
+      n = std::strtol(c.c_str(), &end, 10);
+      if (c.empty() || *end != 0) n = -1;
+    }
+    if (n <= 0) {
+      p.Error(where, "gpus: {count: N} needs a positive N");
+    } else {
+      *count = static_cast<int>(n);
+    }
+    return;
+  }
   if (node.IsSequence()) {
     for (const auto& g : node) items.push_back(g.as<std::string>());
   } else {
-    std::stringstream ss(node.as<std::string>());
+    std::string text = node.as<std::string>();
+    if (text == "all") {
+      s->gpus_all = true;
+      return;
+    }
+    if (text.find(',') == std::string::npos) {
+      p.Error(where, fmt::format("gpus: {} is ambiguous: write gpus: [{}] for "
+                                 "GPU {}, or gpus: {{count: {}}} for {} GPU(s)",
+                                 text, text, text, text, text));
+      return;
+    }
+    std::stringstream ss(text);
     std::string item;
     while (std::getline(ss, item, ',')) items.push_back(item);
   }
@@ -49,41 +208,98 @@ Result<std::vector<int>> ParseGpus(const YAML::Node& node, const std::string& wh
     item.erase(item.find_last_not_of(' ') + 1);
     char* end = nullptr;
     long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != 0 || v < 0) return Error(where, fmt::format("gpus: '{}' is not a GPU index", item));
-    out.push_back(static_cast<int>(v));
+    if (item.empty() || *end != 0 || v < 0) {
+      p.Error(where, fmt::format("gpus: '{}' is not a GPU index", item));
+      continue;
+    }
+    s->gpus.push_back(static_cast<int>(v));
   }
-  return out;
+  s->gpus_set = true;
 }
 
-Result<Dependency::Condition> ParseCondition(const std::string& s, const std::string& where) {
-  if (s == "ready" || s == "service_healthy" || s == "process_healthy") return Dependency::Condition::kReady;
-  if (s == "completed" || s == "service_completed_successfully" || s == "process_completed_successfully") {
-    return Dependency::Condition::kCompleted;
+bool ParseCondition(Parse& p, const std::string& s, const std::string& where, Dependency::Condition* out) {
+  if (s == "ready" || s == "service_healthy" || s == "process_healthy") {
+    *out = Dependency::Condition::kReady;
+  } else if (s == "completed" || s == "service_completed_successfully" || s == "process_completed_successfully") {
+    *out = Dependency::Condition::kCompleted;
+  } else if (s == "started" || s == "service_started" || s == "process_started") {
+    *out = Dependency::Condition::kStarted;
+  } else {
+    p.Error(where, fmt::format("depends_on condition '{}' (use ready, completed or started)", s));
+    return false;
   }
-  if (s == "started" || s == "service_started" || s == "process_started") return Dependency::Condition::kStarted;
-  return Error(where, fmt::format("depends_on condition '{}' (use ready, completed or started)", s));
+  return true;
 }
 
-Result<ServiceSpec> ParseService(const std::string& name, const YAML::Node& node, const std::string& source) {
-  std::string where = fmt::format("{}: {}", source, name);
-  ServiceSpec s;
+// KEY=VALUE lines; # comments, blank lines and "export " are allowed, and
+// quotes around a value are removed.
+void LoadEnvFile(Parse& p, const std::string& path, const std::string& where, std::map<std::string, std::string>* env) {
+  std::ifstream in(Absolute(p, path));
+  if (!in) {
+    p.Error(where, fmt::format("env_file {}: cannot open {}", path, Absolute(p, path)));
+    return;
+  }
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    line.erase(0, line.find_first_not_of(" \t"));
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("export ", 0) == 0) line = line.substr(7);
+    size_t eq = line.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      p.Error(where, fmt::format("env_file {}:{}: '{}' is not KEY=VALUE", path, number, line));
+      continue;
+    }
+    std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    if (value.size() >= 2 && (value[0] == '"' || value[0] == '\'') && value.back() == value[0]) {
+      value = value.substr(1, value.size() - 2);
+    } else if (size_t hash = value.find(" #"); hash != std::string::npos) {
+      value = value.substr(0, hash);
+    }
+    (*env)[key] = value;
+  }
+}
+
+struct ParsedService {
+  ServiceSpec spec;
+  bool explicit_kind = false;
+  int gpu_count = 0;             // gpus: {count: N}
+  std::vector<bool> short_form;  // per depends_on entry: a bare name
+};
+
+ParsedService ParseService(Parse& p, const std::string& name, const YAML::Node& node) {
+  std::string where = fmt::format("{}: {}", At(p, node), name);
+  ParsedService parsed;
+  ServiceSpec& s = parsed.spec;
   s.name = name;
-  if (!node.IsMap()) return Error(where, "expected a map");
-  if (Status st = CheckKeys(node,
-                            {"command", "environment", "env", "working_dir", "gpus", "ready", "depends_on", "kind",
-                             "stall_after", "description"},
-                            where);
-      !st.ok()) {
-    return st;
+  s.working_dir = p.dir;
+  if (!node.IsMap()) {
+    p.Error(where, "expected a map");
+    return parsed;
   }
+  CheckKeys(p, node,
+            {"command", "environment", "env", "env_file", "working_dir", "gpus", "ready", "depends_on", "kind",
+             "stall_after", "description"},
+            where);
   YAML::Node cmd = node["command"];
-  if (!cmd) return Error(where, "no command");
-  if (cmd.IsSequence()) {
+  if (!cmd) {
+    p.Error(where, "no command");
+  } else if (cmd.IsSequence()) {
     for (const auto& a : cmd) s.argv.push_back(a.as<std::string>());
+    if (s.argv.empty()) p.Error(where, "empty command");
   } else {
     s.argv = {"/bin/sh", "-c", cmd.as<std::string>()};
   }
-  if (s.argv.empty()) return Error(where, "empty command");
+  if (YAML::Node files = node["env_file"]) {
+    if (files.IsSequence()) {
+      for (const auto& f : files) LoadEnvFile(p, f.as<std::string>(), where, &s.env);
+    } else {
+      LoadEnvFile(p, files.as<std::string>(), where, &s.env);
+    }
+  }
   YAML::Node env = node["environment"] ? node["environment"] : node["env"];
   if (env) {
     if (env.IsMap()) {
@@ -93,166 +309,197 @@ Result<ServiceSpec> ParseService(const std::string& name, const YAML::Node& node
       for (const auto& item : env) {
         std::string kv = item.as<std::string>();
         size_t eq = kv.find('=');
-        if (eq == std::string::npos) return Error(where, fmt::format("environment entry '{}' is not KEY=VALUE", kv));
+        if (eq == std::string::npos) {
+          p.Error(where, fmt::format("environment entry '{}' is not KEY=VALUE", kv));
+          continue;
+        }
         s.env[kv.substr(0, eq)] = kv.substr(eq + 1);
       }
     }
   }
-  s.working_dir = node["working_dir"].as<std::string>("");
+  if (node["working_dir"]) s.working_dir = Absolute(p, node["working_dir"].as<std::string>());
   if (node["gpus"]) {
-    auto gpus = ParseGpus(node["gpus"], where);
-    if (!gpus.ok()) return gpus.status();
-    s.gpus = *gpus;
-    s.gpus_set = true;
-    if (s.env.count("CUDA_VISIBLE_DEVICES")) {
-      return Error(where, "set either gpus or environment CUDA_VISIBLE_DEVICES, not both");
+    ParseGpus(p, node["gpus"], where, &s, &parsed.gpu_count);
+    if ((s.gpus_set || s.gpus_all || parsed.gpu_count > 0) && s.env.count("CUDA_VISIBLE_DEVICES")) {
+      p.Error(where, "set either gpus or environment CUDA_VISIBLE_DEVICES, not both");
     }
   }
   if (YAML::Node r = node["ready"]) {
-    if (Status st = CheckKeys(r, {"http", "tcp", "log", "timeout", "interval"}, where + ": ready"); !st.ok()) return st;
+    std::string rw = where + ": ready";
+    CheckKeys(p, r, {"http", "tcp", "log", "exec", "timeout", "interval", "retries", "start_period"}, rw);
     int kinds = 0;
-    if (r["http"]) {
-      s.ready.kind = ReadySpec::Kind::kHttp;
-      s.ready.target = r["http"].as<std::string>();
+    for (auto [key, kind] : {std::pair{"http", ReadySpec::Kind::kHttp}, std::pair{"tcp", ReadySpec::Kind::kTcp},
+                             std::pair{"log", ReadySpec::Kind::kLog}, std::pair{"exec", ReadySpec::Kind::kExec}}) {
+      if (!r[key]) continue;
+      s.ready.kind = kind;
+      if (r[key].IsSequence()) {  // exec: ["curl", "-f", URL]: each word quoted
+                                  // for sh
+        std::string joined;
+        for (const auto& w : r[key]) {
+          std::string word = w.as<std::string>(), quoted = "'";
+          for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+          joined += (joined.empty() ? "" : " ") + quoted + "'";
+        }
+        s.ready.target = joined;
+      } else {
+        s.ready.target = r[key].as<std::string>();
+      }
       ++kinds;
     }
-    if (r["tcp"]) {
-      s.ready.kind = ReadySpec::Kind::kTcp;
-      s.ready.target = r["tcp"].as<std::string>();
-      ++kinds;
+    if (kinds != 1) p.Error(where, "ready: give exactly one of http, tcp, log, exec");
+    s.ready.working_dir = s.working_dir;
+    if (r["timeout"]) Duration(p, r["timeout"], rw + ".timeout", &s.ready.timeout);
+    if (r["interval"]) Duration(p, r["interval"], rw + ".interval", &s.ready.interval);
+    // As a compose healthcheck: failures during start_period do not count,
+    // then retries failures in a row (interval apart) give up.
+    double start_period = 0;
+    if (r["start_period"]) Duration(p, r["start_period"], rw + ".start_period", &start_period);
+    if (r["retries"]) {
+      long retries = std::strtol(r["retries"].as<std::string>().c_str(), nullptr, 10);
+      if (retries <= 0) {
+        p.Error(where, "ready.retries: expected a positive count");
+      } else if (!r["timeout"]) {
+        s.ready.timeout = start_period + static_cast<double>(retries) * s.ready.interval;
+      }
+    } else if (r["start_period"] && !r["timeout"]) {
+      p.Error(where, "ready.start_period needs retries (or a timeout)");
     }
-    if (r["log"]) {
-      s.ready.kind = ReadySpec::Kind::kLog;
-      s.ready.target = r["log"].as<std::string>();
-      ++kinds;
+    if (kinds == 1) {
+      if (Status st = ValidateReadySpec(s.ready); !st.ok()) p.Error(where, st.message());
     }
-    if (kinds != 1) return Error(where, "ready: give exactly one of http, tcp, log");
-    if (r["timeout"]) {
-      auto d = Duration(r["timeout"], where + ": ready.timeout");
-      if (!d.ok()) return d.status();
-      s.ready.timeout = *d;
-    }
-    if (r["interval"]) {
-      auto d = Duration(r["interval"], where + ": ready.interval");
-      if (!d.ok()) return d.status();
-      s.ready.interval = *d;
-    }
-    if (Status st = ValidateReadySpec(s.ready); !st.ok()) return Error(where, st.message());
   }
-  std::string kind = node["kind"].as<std::string>(s.ready.kind == ReadySpec::Kind::kNone ? "job" : "service");
-  if (kind != "job" && kind != "service") return Error(where, fmt::format("kind '{}' (use service or job)", kind));
+  std::string kind = "service";
+  if (node["kind"]) {
+    kind = node["kind"].as<std::string>();
+    parsed.explicit_kind = true;
+  } else if (s.ready.kind == ReadySpec::Kind::kNone) {
+    kind = "job";
+  }
+  if (kind != "job" && kind != "service") p.Error(where, fmt::format("kind '{}' (use service or job)", kind));
   s.is_job = kind == "job";
   if (YAML::Node d = node["depends_on"]) {
     if (d.IsSequence()) {
-      for (const auto& item : d) s.depends_on.push_back({item.as<std::string>(), Dependency::Condition::kReady});
+      for (const auto& item : d) {
+        s.depends_on.push_back({item.as<std::string>(), Dependency::Condition::kReady});
+        parsed.short_form.push_back(true);
+      }
     } else if (d.IsMap()) {
       for (const auto& kv : d) {
         Dependency dep{kv.first.as<std::string>(), Dependency::Condition::kReady};
+        bool bare = true;
         if (kv.second.IsMap() && kv.second["condition"]) {
-          auto c = ParseCondition(kv.second["condition"].as<std::string>(), where);
-          if (!c.ok()) return c.status();
-          dep.condition = *c;
+          ParseCondition(p, kv.second["condition"].as<std::string>(), where, &dep.condition);
+          bare = false;
         }
         s.depends_on.push_back(dep);
+        parsed.short_form.push_back(bare);
       }
     } else {
       s.depends_on.push_back({d.as<std::string>(), Dependency::Condition::kReady});
+      parsed.short_form.push_back(true);
     }
   }
-  if (node["stall_after"]) {
-    auto d = Duration(node["stall_after"], where + ": stall_after");
-    if (!d.ok()) return d.status();
-    s.stall_after = *d;
-  }
-  return s;
+  if (node["stall_after"]) Duration(p, node["stall_after"], where + ": stall_after", &s.stall_after);
+  return parsed;
 }
 
-Status Validate(PipelineSpec& p) {
-  std::map<std::string, const ServiceSpec*> by_name;
-  for (const auto& s : p.services) by_name[s.name] = &s;
-  // Dependencies exist, and "ready" has a probe to wait for. A short-form
-  // dependency on a job means "completed".
-  for (auto& s : p.services) {
-    for (auto& d : s.depends_on) {
+void Validate(Parse& p, PipelineSpec& spec, std::vector<ParsedService>& parsed) {
+  std::map<std::string, const ParsedService*> by_name;
+  for (const auto& s : parsed) by_name[s.spec.name] = &s;
+  // Dependencies exist and can be met. A bare dependency (depends_on: [x])
+  // waits for x's probe when it has one; on a job declared as such, for its
+  // completion; otherwise for x to start, as in compose.
+  for (auto& ps : parsed) {
+    ServiceSpec& s = ps.spec;
+    for (size_t i = 0; i < s.depends_on.size(); ++i) {
+      Dependency& d = s.depends_on[i];
       auto it = by_name.find(d.name);
-      if (it == by_name.end()) return Error(p.source, fmt::format("{} depends on unknown '{}'", s.name, d.name));
-      if (d.name == s.name) return Error(p.source, fmt::format("{} depends on itself", s.name));
-      const ServiceSpec& dep = *it->second;
-      if (d.condition == Dependency::Condition::kReady && dep.ready.kind == ReadySpec::Kind::kNone) {
-        if (dep.is_job) {
+      if (it == by_name.end()) {
+        p.Error(p.source, fmt::format("{} depends on unknown '{}'", s.name, d.name));
+        continue;
+      }
+      if (d.name == s.name) {
+        p.Error(p.source, fmt::format("{} depends on itself", s.name));
+        continue;
+      }
+      const ParsedService& dep = *it->second;
+      bool has_probe = dep.spec.ready.kind != ReadySpec::Kind::kNone;
+      if (ps.short_form[i] && !has_probe) {
+        if (dep.spec.is_job && dep.explicit_kind) {
           d.condition = Dependency::Condition::kCompleted;
         } else {
-          return Error(p.source,
-                       fmt::format("{} waits for {} to be ready, but {} has no ready: probe", s.name, d.name, d.name));
+          d.condition = Dependency::Condition::kStarted;
+          p.notes.push_back(
+              fmt::format("{} starts once {} has started: {} has no ready: "
+                          "probe (as with compose's "
+                          "depends_on); add one to {} to wait until it answers",
+                          s.name, d.name, d.name, d.name));
         }
-      }
-      if (d.condition == Dependency::Condition::kCompleted && !dep.is_job) {
-        return Error(p.source, fmt::format("{} waits for {} to complete, but {} is a service (kind: job to run it to "
-                                           "completion)",
-                                           s.name, d.name, d.name));
+      } else if (d.condition == Dependency::Condition::kReady && !has_probe) {
+        p.Error(p.source,
+                fmt::format("{} waits for {} to be ready, but {} has no ready: probe", s.name, d.name, d.name));
+      } else if (d.condition == Dependency::Condition::kCompleted && !dep.spec.is_job) {
+        p.Error(p.source, fmt::format("{} waits for {} to complete, but {} is "
+                                      "a service (kind: job to run it to "
+                                      "completion)",
+                                      s.name, d.name, d.name));
       }
     }
   }
   // No cycles.
   std::map<std::string, int> mark;  // 1 visiting, 2 done
-  std::function<Status(const std::string&, std::string)> visit = [&](const std::string& n, std::string path) -> Status {
-    if (mark[n] == 2) return Status::Ok();
-    if (mark[n] == 1) return Error(p.source, fmt::format("dependency cycle: {} -> {}", path, n));
+  std::function<bool(const std::string&, std::string)> visit = [&](const std::string& n, std::string path) -> bool {
+    if (mark[n] == 2 || !by_name.count(n)) return true;
+    if (mark[n] == 1) {
+      p.Error(p.source, fmt::format("dependency cycle: {} -> {}", path, n));
+      return false;
+    }
     mark[n] = 1;
-    for (const auto& d : by_name[n]->depends_on) {
-      if (Status s = visit(d.name, path.empty() ? n : path + " -> " + n); !s.ok()) return s;
+    for (const auto& d : by_name[n]->spec.depends_on) {
+      if (!visit(d.name, path.empty() ? n : path + " -> " + n)) return false;
     }
     mark[n] = 2;
-    return Status::Ok();
+    return true;
   };
-  for (const auto& s : p.services) {
-    if (Status st = visit(s.name, ""); !st.ok()) return st;
+  for (const auto& s : parsed) {
+    if (mark[s.spec.name] == 0 && !visit(s.spec.name, "")) break;
   }
-  // GPU sets are disjoint.
+  // GPU sets are disjoint; gpus: all shares with nobody; {count: N} takes
+  // the lowest indexes nobody named.
   std::map<int, std::string> owner;
-  for (const auto& s : p.services) {
+  std::string all_owner;
+  for (const auto& ps : parsed) {
+    const ServiceSpec& s = ps.spec;
     for (int g : s.gpus) {
       auto [it, inserted] = owner.emplace(g, s.name);
       if (!inserted && it->second != s.name) {
-        return Error(p.source, fmt::format("GPU {} is given to both {} and {}: GPU sets must not overlap", g,
-                                           it->second, s.name));
+        p.Error(p.source,
+                fmt::format("GPU {} is given to both {} and {}: GPU sets must not overlap", g, it->second, s.name));
+      }
+    }
+    if (s.gpus_all) all_owner = s.name;
+  }
+  for (auto& ps : parsed) {
+    for (int next = 0; ps.gpu_count > 0 && static_cast<int>(ps.spec.gpus.size()) < ps.gpu_count; ++next) {
+      if (owner.emplace(next, ps.spec.name).second) ps.spec.gpus.push_back(next);
+    }
+    if (ps.gpu_count > 0) ps.spec.gpus_set = true;
+  }
+  if (!all_owner.empty()) {
+    for (const auto& ps : parsed) {
+      if (ps.spec.name != all_owner && (ps.spec.gpus_set || ps.spec.gpus_all)) {
+        p.Error(p.source, fmt::format("{} has gpus: all, so {} cannot have "
+                                      "GPUs too: GPU sets must not overlap",
+                                      all_owner, ps.spec.name));
       }
     }
   }
-  return Status::Ok();
+  for (auto& ps : parsed) spec.services.push_back(std::move(ps.spec));
 }
 
-// docker-compose interpolation: ${VAR}, ${VAR:-default}, $$ for a literal $.
-std::string Interpolate(const std::string& text) {
+std::string Join(const std::vector<std::string>& lines) {
   std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '$') {
-      out += text[i];
-      continue;
-    }
-    if (i + 1 < text.size() && text[i + 1] == '$') {
-      out += '$';
-      ++i;
-      continue;
-    }
-    if (i + 1 < text.size() && text[i + 1] == '{') {
-      size_t close = text.find('}', i + 2);
-      if (close != std::string::npos) {
-        std::string inner = text.substr(i + 2, close - i - 2);
-        std::string name = inner, fallback;
-        size_t dash = inner.find(":-");
-        if (dash != std::string::npos) {
-          name = inner.substr(0, dash);
-          fallback = inner.substr(dash + 2);
-        }
-        const char* v = std::getenv(name.c_str());
-        out += (v != nullptr && *v != 0) ? std::string(v) : fallback;
-        i = close;
-        continue;
-      }
-    }
-    out += '$';
-  }
+  for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
   return out;
 }
 
@@ -271,41 +518,60 @@ const char* ConditionName(Dependency::Condition c) {
 }
 
 Result<PipelineSpec> ParsePipeline(const std::string& yaml_text, const std::string& source) {
-  PipelineSpec p;
+  PipelineSpec spec;
+  spec.source = source;
+  Parse p;
   p.source = source;
+  std::error_code ec;
+  p.dir = std::filesystem::absolute(std::filesystem::path(source).parent_path(), ec).lexically_normal().string();
+  if (ec || p.dir.empty()) p.dir = ".";
+  while (p.dir.size() > 1 && p.dir.back() == '/') p.dir.pop_back();
+  std::vector<ParsedService> parsed;
   try {
-    YAML::Node root = YAML::Load(Interpolate(yaml_text));
-    if (!root.IsMap()) return Error(source, "expected a map with services:");
-    if (Status st = CheckKeys(
-            root, {"version", "name", "services", "processes", "stall_after", "grace_period", "description"}, source);
-        !st.ok()) {
-      return st;
-    }
+    YAML::Node root = YAML::Load(yaml_text);
+    if (!root.IsMap()) return Status::InvalidArgument(source + ": expected a map with services:");
+    ResolveMerges(root);
+    std::vector<YAML::Node> seen;
+    InterpolateTree(p, root, seen);
+    CheckKeys(p, root, {"version", "name", "services", "processes", "stall_after", "grace_period", "description"},
+              source);
     std::string base = source.substr(source.rfind('/') == std::string::npos ? 0 : source.rfind('/') + 1);
     base = base.substr(0, base.find('.'));
-    p.name = root["name"].as<std::string>(base.empty() ? "pipeline" : base);
-    if (root["stall_after"]) {
-      auto d = Duration(root["stall_after"], source + ": stall_after");
-      if (!d.ok()) return d.status();
-      p.stall_after = *d;
-    }
-    if (root["grace_period"]) {
-      auto d = Duration(root["grace_period"], source + ": grace_period");
-      if (!d.ok()) return d.status();
-      p.grace_period = *d;
-    }
+    spec.name = root["name"].as<std::string>(base.empty() ? "pipeline" : base);
+    if (root["stall_after"]) Duration(p, root["stall_after"], source + ": stall_after", &spec.stall_after);
+    if (root["grace_period"]) Duration(p, root["grace_period"], source + ": grace_period", &spec.grace_period);
     YAML::Node services = root["services"] ? root["services"] : root["processes"];
-    if (!services || !services.IsMap() || services.size() == 0) return Error(source, "no services:");
-    for (const auto& kv : services) {
-      auto s = ParseService(kv.first.as<std::string>(), kv.second, source);
-      if (!s.ok()) return s.status();
-      p.services.push_back(std::move(*s));
+    if (!services || !services.IsMap() || services.size() == 0) {
+      p.Error(source, "no services:");
+    } else {
+      for (const auto& kv : services) {
+        std::string name = kv.first.as<std::string>();
+        if (name.rfind("x-", 0) == 0) continue;
+        parsed.push_back(ParseService(p, name, kv.second));
+      }
     }
   } catch (const YAML::Exception& e) {
-    return Status::InvalidArgument(fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
+    p.errors.push_back(fmt::format("{}:{}: {}", source, e.mark.line + 1, e.msg));
+    return Status::InvalidArgument(Join(p.errors));
   }
-  if (Status st = Validate(p); !st.ok()) return st;
-  return p;
+  Validate(p, spec, parsed);
+  if (!p.errors.empty()) return Status::InvalidArgument(Join(p.errors));
+  spec.notes = std::move(p.notes);
+  return spec;
+}
+
+Status CheckGpusOnNode(const PipelineSpec& spec, int gpu_count) {
+  std::vector<std::string> errors;
+  for (const auto& s : spec.services) {
+    for (int g : s.gpus) {
+      if (g >= gpu_count) {
+        errors.push_back(fmt::format("{}: {}: GPU {} does not exist: this node has {} GPU(s){}", spec.source, s.name, g,
+                                     gpu_count, gpu_count > 0 ? fmt::format(" (0-{})", gpu_count - 1) : ""));
+      }
+    }
+  }
+  if (errors.empty()) return Status::Ok();
+  return Status::InvalidArgument(Join(errors));
 }
 
 Result<PipelineSpec> LoadPipelineFile(const std::string& path) {

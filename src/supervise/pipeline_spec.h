@@ -3,9 +3,16 @@
 // GPU sets, readiness probes and dependencies. The format follows
 // docker-compose / process-compose where they fit (services:/processes:,
 // command, environment, working_dir, depends_on with condition); see
-// docs/pipeline.md. Parsing checks everything a run would trip over later:
-// unknown keys, overlapping GPU sets, unknown or cyclic dependencies, waiting
-// for readiness of a service that has no probe.
+// docs/pipeline.md. As in compose: x-* keys are ignored, YAML anchors and
+// merge keys (<<: *defaults) work, ${VAR}, ${VAR:-default}, ${VAR-default},
+// ${VAR:?message} and $$ are replaced in values, env_file loads KEY=VALUE
+// files, relative paths (working_dir, env_file) and the default working
+// directory are the pipeline file's directory, and a bare depends_on on a
+// service without a probe means "started". Parsing checks everything a run
+// would trip over later and reports every mistake of the file at once (one
+// per line of the error message): unknown keys, overlapping GPU sets,
+// ambiguous gpus:, unknown or cyclic dependencies, waiting for readiness of a
+// service that has no probe.
 #ifndef FAULTLINE_SUPERVISE_PIPELINE_SPEC_H_
 #define FAULTLINE_SUPERVISE_PIPELINE_SPEC_H_
 
@@ -33,6 +40,7 @@ struct ServiceSpec {
   std::string working_dir;
   std::vector<int> gpus;  // -> CUDA_VISIBLE_DEVICES
   bool gpus_set = false;
+  bool gpus_all = false;  // gpus: all (CUDA_VISIBLE_DEVICES left as it is)
   ReadySpec ready;
   std::vector<Dependency> depends_on;
   double stall_after = -1;  // -1: the pipeline's
@@ -44,10 +52,16 @@ struct PipelineSpec {
   double stall_after = 300;
   double grace_period = 10;
   std::vector<ServiceSpec> services;  // in file order
+  // What the file means that it does not say, for run to print once
+  // ("trainer starts once vllm has started: vllm has no ready: probe").
+  std::vector<std::string> notes;
 };
 
 Result<PipelineSpec> ParsePipeline(const std::string& yaml_text, const std::string& source);
 Result<PipelineSpec> LoadPipelineFile(const std::string& path);
+// GPU indexes the pipeline names that a node with gpu_count GPUs lacks; every
+// one, one per line.
+Status CheckGpusOnNode(const PipelineSpec& spec, int gpu_count);
 // One command as a one-job pipeline (`faultline run -- CMD...`).
 PipelineSpec SingleCommandPipeline(const std::vector<std::string>& argv, double stall_after, double grace);
 

@@ -7,10 +7,13 @@
 #include <netdb.h>
 #include <poll.h>
 #include <re2/re2.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 
@@ -72,6 +75,38 @@ bool TcpReady(const std::string& host_port, double timeout_seconds) {
   return ok;
 }
 
+bool ExecReady(const std::string& command, const std::string& dir, double timeout_seconds) {
+  pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    setpgid(0, 0);
+    int devnull = open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+      dup2(devnull, 0);
+      dup2(devnull, 1);
+      dup2(devnull, 2);
+    }
+    if (!dir.empty() && chdir(dir.c_str()) != 0) _exit(126);
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  int status = 0;
+  while (true) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (r < 0 && errno != EINTR) return false;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 Status ValidateReadySpec(const ReadySpec& spec) {
   switch (spec.kind) {
     case ReadySpec::Kind::kNone:
@@ -88,6 +123,9 @@ Status ValidateReadySpec(const ReadySpec& spec) {
       }
       return Status::Ok();
     }
+    case ReadySpec::Kind::kExec:
+      if (spec.target.empty()) return Status::InvalidArgument("ready exec: empty command");
+      return Status::Ok();
     case ReadySpec::Kind::kLog: {
       RE2 re(spec.target, RE2::Quiet);
       if (!re.ok()) return Status::InvalidArgument(fmt::format("ready log regex '{}': {}", spec.target, re.error()));
@@ -113,8 +151,10 @@ void ProbeThread::Run() {
   while (!stop_) {
     auto start = Clock::now();
     double attempt_timeout = std::max(0.2, std::min(2.0, spec_.interval * 4));
-    bool ok = spec_.kind == ReadySpec::Kind::kHttp ? HttpReady(spec_.target, attempt_timeout)
-                                                   : TcpReady(spec_.target, attempt_timeout);
+    bool ok = spec_.kind == ReadySpec::Kind::kHttp   ? HttpReady(spec_.target, attempt_timeout)
+              : spec_.kind == ReadySpec::Kind::kExec ? ExecReady(spec_.target, spec_.working_dir,
+                                                                 std::max(attempt_timeout, spec_.interval))
+                                                     : TcpReady(spec_.target, attempt_timeout);
     if (ok) {
       ready_ = true;
       uint64_t one = 1;

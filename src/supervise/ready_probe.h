@@ -16,22 +16,25 @@
 namespace faultline::supervise {
 
 struct ReadySpec {
-  enum class Kind { kNone, kHttp, kTcp, kLog };
+  enum class Kind { kNone, kHttp, kTcp, kLog, kExec };
   Kind kind = Kind::kNone;
-  std::string target;     // URL, host:port, or RE2 pattern
-  double timeout = 0;     // seconds to become ready; 0 = no limit
-  double interval = 0.5;  // between HTTP/TCP attempts
+  std::string target;       // URL, host:port, RE2 pattern, or a shell command (exec: ready when it exits 0)
+  double timeout = 0;       // seconds to become ready; 0 = no limit
+  double interval = 0.5;    // between HTTP/TCP/exec attempts
+  std::string working_dir;  // exec: where the command runs
 };
 
 // One attempt. http: GET, true on 2xx. tcp: connect() succeeds.
 bool HttpReady(const std::string& url, double timeout_seconds = 2.0);
 bool TcpReady(const std::string& host_port, double timeout_seconds = 1.0);
+// exec: /bin/sh -c command in dir exits 0 within timeout_seconds (killed after).
+bool ExecReady(const std::string& command, const std::string& dir, double timeout_seconds);
 // Checks the form of a probe target (URL scheme, host:port, regex).
 Status ValidateReadySpec(const ReadySpec& spec);
 
 class ProbeThread {
  public:
-  // REQUIRES: spec.kind is kHttp or kTcp.
+  // REQUIRES: spec.kind is kHttp, kTcp or kExec.
   explicit ProbeThread(ReadySpec spec);
   ~ProbeThread();
   ProbeThread(const ProbeThread&) = delete;

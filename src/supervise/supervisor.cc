@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fmt/color.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <re2/re2.h>
@@ -129,6 +130,7 @@ class PipelineRun {
   bool DependenciesMet(const Service& s) const;
   Status Start(Service& s);
   void ReadOutput(Service& s, bool to_terminal);
+  std::string TerminalPrefix(const std::string& name);
   void Reap();
   void CheckReady(Service& s);
   std::optional<JobEnd> Step();
@@ -159,6 +161,8 @@ class PipelineRun {
   std::string marker_;  // FAULTLINE_RUN_ID=... in every child's environment
   std::optional<StackBootstrap> stacks_;
   int64_t oom_kills_before_ = -1;
+  size_t prefix_width_ = 0;  // the longest service name (TerminalPrefix)
+  bool prefix_color_ = false;
 };
 
 void PipelineRun::Emit(const nlohmann::json& record) {
@@ -239,7 +243,8 @@ Status PipelineRun::Start(Service& s) {
   mo.stall_after_seconds = s.spec->stall_after >= 0 ? s.spec->stall_after : spec_.stall_after;
   mo.root_cmdline = JoinArgv(s.spec->argv);
   s.monitor = std::make_unique<Monitor>(rules_, fs_.get(), clock_, gpu_, mo);
-  if (s.spec->ready.kind == ReadySpec::Kind::kHttp || s.spec->ready.kind == ReadySpec::Kind::kTcp) {
+  if (s.spec->ready.kind == ReadySpec::Kind::kHttp || s.spec->ready.kind == ReadySpec::Kind::kTcp ||
+      s.spec->ready.kind == ReadySpec::Kind::kExec) {
     s.probe = std::make_unique<ProbeThread>(s.spec->ready);
   } else if (s.spec->ready.kind == ReadySpec::Kind::kLog) {
     s.ready_re = std::make_unique<RE2>(s.spec->ready.target);
@@ -292,7 +297,7 @@ void PipelineRun::ReadOutput(Service& s, bool to_terminal) {
     while ((nl = text.find('\n', at)) != std::string::npos) {
       std::string_view line(text.data() + at, nl - at);
       if (s.ready_re && s.ready_line.empty() && RE2::PartialMatch(line, *s.ready_re)) s.ready_line = std::string(line);
-      if (multi_) terminal += fmt::format("{} | {}\n", s.spec->name, line);
+      if (multi_) terminal += TerminalPrefix(s.spec->name) + std::string(line) + "\n";
       at = nl + 1;
     }
     s.partial = text.substr(at);
@@ -304,6 +309,37 @@ void PipelineRun::ReadOutput(Service& s, bool to_terminal) {
       WriteAll(tee_fd_, buf, static_cast<size_t>(n));
     }
   }
+}
+
+// "name | " as docker compose prints it: names padded to the longest, each
+// in its own colour when the terminal takes colour (NO_COLOR, FORCE_COLOR,
+// CLICOLOR_FORCE as the text report honours them).
+std::string PipelineRun::TerminalPrefix(const std::string& name) {
+  if (prefix_width_ == 0) {
+    for (const auto& sv : services_) prefix_width_ = std::max(prefix_width_, sv.spec->name.size());
+    const char* no_color = std::getenv("NO_COLOR");
+    const char* force = std::getenv("FORCE_COLOR");
+    const char* clicolor = std::getenv("CLICOLOR_FORCE");
+    const char* term = std::getenv("TERM");
+    if (no_color != nullptr && *no_color != 0) {
+      prefix_color_ = false;
+    } else if ((force != nullptr && std::string_view(force) != "0") ||
+               (clicolor != nullptr && std::string_view(clicolor) != "0")) {
+      prefix_color_ = true;
+    } else {
+      prefix_color_ = isatty(tee_fd_) == 1 && !(term != nullptr && std::string_view(term) == "dumb");
+    }
+  }
+  std::string padded = name + std::string(prefix_width_ > name.size() ? prefix_width_ - name.size() : 0, ' ');
+  if (!prefix_color_) return padded + " | ";
+  static const fmt::terminal_color kColors[] = {fmt::terminal_color::cyan, fmt::terminal_color::yellow,
+                                                fmt::terminal_color::green, fmt::terminal_color::magenta,
+                                                fmt::terminal_color::blue, fmt::terminal_color::bright_cyan};
+  size_t index = 0;
+  for (size_t i = 0; i < services_.size(); ++i) {
+    if (services_[i].spec->name == name) index = i;
+  }
+  return fmt::format(fmt::fg(kColors[index % (sizeof(kColors) / sizeof(kColors[0]))]), "{} |", padded) + " ";
 }
 
 void PipelineRun::Reap() {

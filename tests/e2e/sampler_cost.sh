@@ -29,7 +29,7 @@ body()
 PY
 tree=$!
 sleep 2
-"$bin" watch --pid "$tree" --interval 1h --sample 1s --stall-after 1h --no-gpu > /dev/null &
+"$bin" watch --pid "$tree" --status-every 1h --interval 1s --stall-after 1h --no-gpu > /dev/null &
 fl=$!
 sleep "$secs"
 # utime and stime are fields 14 and 15 of /proc/PID/stat, in clock ticks.
