@@ -139,7 +139,8 @@ void AddTriageCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "the same as --format json");
   cmd->add_flag("--explain", args->explain, "show why the root cause was chosen and every cascade item");
-  cmd->add_option("--rules", args->rule_files, "extra rule file(s) (YAML) to load");
+  cmd->add_option("--rules", args->rule_files, "extra rule file (YAML) to load; repeat for several")
+      ->allow_extra_args(false);  // one file per --rules: the log names that follow are inputs
   cmd->add_flag("--no-builtin-rules", args->no_builtin_rules, "do not load the rules built into the binary");
   cmd->add_flag("--templates", args->templates,
                 "mine line templates: give reported lines their template id "
