@@ -102,9 +102,9 @@ TEST_F(TriageE2eTest, TextFitsTheWidthAndListsLinesUnderTheFile) {
       << r.out;
   EXPECT_NE(r.out.find("\n      41: (Worker pid=7506) ERROR"), std::string::npos) << "the root-cause line is marked";
   EXPECT_EQ(r.out.find(kSeed + ":30"), std::string::npos) << "the file is named once, not on every line";
-  CommandResult forced = RunShell("FORCE_COLOR=1 " + kBin + " triage " + ShellQuote(kSeed));
+  CommandResult forced = RunShell("env -u NO_COLOR FORCE_COLOR=1 " + kBin + " triage " + ShellQuote(kSeed));
   EXPECT_NE(forced.out.find("\x1b["), std::string::npos) << "FORCE_COLOR colours a pipe";
-  CommandResult clicolor = RunShell("CLICOLOR_FORCE=1 " + kBin + " triage " + ShellQuote(kSeed));
+  CommandResult clicolor = RunShell("env -u NO_COLOR CLICOLOR_FORCE=1 " + kBin + " triage " + ShellQuote(kSeed));
   EXPECT_NE(clicolor.out.find("\x1b["), std::string::npos);
   CommandResult zero = RunShell("FORCE_COLOR=0 " + kBin + " triage " + ShellQuote(kSeed));
   EXPECT_EQ(zero.out.find("\x1b["), std::string::npos);
