@@ -24,6 +24,8 @@ ProcessTreeSampler::ProcessTreeSampler(ProcFs* fs, Options options) : fs_(fs), o
 void ProcessTreeSampler::AddRoot(int64_t pid) { roots_.insert(pid); }
 
 bool ProcessTreeSampler::IsWeightFile(const std::string& path) const {
+  // Python's own path-configuration files (site-packages/*.pth) share the extension.
+  if (path.find("-packages/") != std::string::npos && EndsWith(path, ".pth")) return false;
   for (const auto& ext : options_.weight_extensions) {
     if (EndsWith(path, ext)) return true;
   }
