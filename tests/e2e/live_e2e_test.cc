@@ -728,7 +728,7 @@ TEST_F(LiveE2eTest, AbsurdDurationsAreRefused) {
 
 TEST_F(LiveE2eTest, WatchOfAPidThatExitsZeroIsNotADeath) {
   pid_t pid = Start({"sh", "-c", "sleep 1; exit 0"}, Path("out.log"));
-  Timed t = RunFaultline({"watch", "--pid", std::to_string(pid), "--no-gpu", "--interval", "0"});
+  Timed t = RunFaultline({"watch", "--pid", std::to_string(pid), "--no-gpu", "--interval", "100ms"});
   waitpid(pid, nullptr, 0);
   EXPECT_EQ(t.exit_code, 0) << t.out << t.err;
   EXPECT_EQ(t.out.find("died"), std::string::npos) << t.out;
