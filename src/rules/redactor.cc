@@ -31,6 +31,12 @@ Result<std::unique_ptr<Redactor>> Redactor::Build(const std::vector<Rule>& rules
     if (r.kind != RuleKind::kRedact) continue;
     auto re = std::make_unique<RE2>(r.pattern, options);
     if (!re->ok()) return Status::InvalidArgument(r.id + ": " + re->error());
+    // The samples are checked here, at load, not only by `rules check`: a redact rule that misses a
+    // secret it names, or masks a line it must leave alone, never reaches an output.
+    for (const std::string& s : r.match_samples)
+      if (!RE2::PartialMatch(s, *re)) return Status::InvalidArgument(r.id + " does not match its sample: " + s);
+    for (const std::string& s : r.no_match_samples)
+      if (RE2::PartialMatch(s, *re)) return Status::InvalidArgument(r.id + " matches its no_match sample: " + s);
     std::string error;
     if (impl->set->Add(r.pattern, &error) < 0) return Status::InvalidArgument(r.id + ": " + error);
     impl->patterns.push_back(std::move(re));

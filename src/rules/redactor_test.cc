@@ -55,6 +55,11 @@ TEST(RedactorTest, CommonSecretFormatsAreMasked) {
        "CUDA_VISIBLE_DEVICES"},
       {"client_secret: abcDEF0123456789", "abcDEF0123456789", "client_secret"},
       {"curl -u alice:s3cretPass https://r.example/v2/", "s3cretPass", "alice"},
+      {"env: GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 HOME=/root", "abcdefghijklmnopqrstuvwxyz", "HOME"},
+      {"AZURE_CLIENT_SECRET=abc8Q~abcdefghijklmnopqrstuvwxyz0123456", "abcdefghijklmnopqrstuvwxyz", "AZURE_CLIENT_"},
+      {"export DB_PASSWORD=hu2 HOME=/root", "hu2", "DB_PASSWORD="},
+      {"PGPASSWORD=pgx9 psql -h db", "pgx9", "PGPASSWORD="},
+      {"HF_TOKEN=0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef", "HF_TOKEN="},
   };
   const Redactor& r = Secrets();
   EXPECT_GE(r.size(), 20u);
@@ -72,9 +77,33 @@ TEST(RedactorTest, OrdinaryLinesAreLeftAlone) {
            "distributed_init_method=tcp://127.0.0.1:38415 backend=nccl",
            "INFO Basic configuration loaded from /etc/app.conf",
            "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error",
+           // Upper-case names that contain a secret word but name no secret, and values that are no secret
+           // (numbers, booleans, placeholders, $references, paths): the false positives of issue 13's redaction.
+           "export MAX_TOKENS=2048 NUM_LAYERS=32 MAX_NEW_TOKENS=512 VLLM_MAX_TOKENS_PER_BATCH=8192",
+           "TOKENIZERS_PARALLELISM=false MAX_TOKEN=32768 ADD_BOS_TOKEN=false PAD_TOKEN=<|endoftext|>",
+           "HF_TOKEN=$HF_TOKEN HF_TOKEN_PATH=/root/.cache/huggingface/token KEY_SIZE=4096 PASSWORD_FILE=/run/db",
        }) {
     EXPECT_EQ(Secrets().Text(line), line);
   }
+}
+
+// A redact rule's samples are checked when the redactor is built: one that masks a line it lists as
+// no_match, or misses its own sample, is refused (so the embedded file cannot regress silently).
+TEST(RedactorTest, BuildChecksEachRulesSamples) {
+  Rule rule;
+  rule.id = "redact.test-broad";
+  rule.kind = RuleKind::kRedact;
+  rule.pattern = R"(\b([A-Z][A-Z0-9_]*TOKEN[A-Z0-9_]*=)\S+)";
+  rule.match_samples = {"HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz1234"};
+  EXPECT_TRUE(Redactor::Build({rule}).ok());
+  rule.no_match_samples = {"MAX_TOKENS=2048"};
+  auto broad = Redactor::Build({rule});
+  ASSERT_FALSE(broad.ok());
+  EXPECT_NE(broad.status().message().find("no_match sample: MAX_TOKENS=2048"), std::string::npos)
+      << broad.status().message();
+  rule.no_match_samples.clear();
+  rule.match_samples.push_back("WANDB_API_KEY=0123456789abcdef");
+  EXPECT_FALSE(Redactor::Build({rule}).ok());
 }
 
 TEST(RedactorTest, ArgvPairsAndJsonRecords) {
