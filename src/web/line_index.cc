@@ -10,27 +10,17 @@
 
 #include <fmt/format.h>
 
+#include "util/unique_fd.h"
+
 namespace faultline::web {
 namespace {
 
 constexpr int64_t kChunk = 1 << 20;
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 }  // namespace
 
 Result<int64_t> LineIndex::Update(int64_t max_bytes) {
-  Fd fd(open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  util::UniqueFd fd(open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return Status::IoError(fmt::format("{}: {}", path_, strerror(errno)));
   struct stat st;
   if (fstat(fd.get(), &st) != 0) return Status::IoError(fmt::format("{}: {}", path_, strerror(errno)));
@@ -77,7 +67,7 @@ Result<int64_t> LineIndex::Update(int64_t max_bytes) {
 
 Result<int64_t> LineIndex::SkipLines(int64_t from, int64_t count) const {
   if (count == 0) return from;
-  Fd fd(open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  util::UniqueFd fd(open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return Status::IoError(fmt::format("{}: {}", path_, strerror(errno)));
   std::vector<char> buf(64 * 1024);
   int64_t pos = from;
@@ -96,7 +86,7 @@ Result<int64_t> LineIndex::SkipLines(int64_t from, int64_t count) const {
 }
 
 Result<int64_t> LineIndex::CountLines(int64_t from, int64_t until) const {
-  Fd fd(open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  util::UniqueFd fd(open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return Status::IoError(fmt::format("{}: {}", path_, strerror(errno)));
   std::vector<char> buf(64 * 1024);
   int64_t pos = from;

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "util/unique_fd.h"
+
 namespace faultline::web {
 namespace {
 
@@ -60,18 +62,6 @@ bool ContainsIgnoreCase(std::string_view text, std::string_view lower_query) {
                         [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
   return it != text.end();
 }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 Result<int64_t> PreadAll(int fd, char* buf, int64_t len, int64_t offset, const std::string& path) {
   int64_t got = 0;
@@ -172,7 +162,7 @@ Result<LogWindow> ReadBackward(const std::string& path, int64_t end, const Windo
   int64_t size = 0;
   auto fd_or = OpenLog(path, &size);
   if (!fd_or.ok()) return fd_or.status();
-  Fd fd(*fd_or);
+  util::UniqueFd fd(*fd_or);
   LogWindow w;
   w.size = size;
   if (end < 0 || end > size) end = size;
@@ -232,7 +222,7 @@ Result<LogWindow> ReadForward(const std::string& path, int64_t start, const Wind
   int64_t size = 0;
   auto fd_or = OpenLog(path, &size);
   if (!fd_or.ok()) return fd_or.status();
-  Fd fd(*fd_or);
+  util::UniqueFd fd(*fd_or);
   LogWindow w;
   w.size = size;
   if (start < 0) start = 0;

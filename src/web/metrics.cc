@@ -8,6 +8,7 @@
 #include <set>
 
 #include "rules/redactor.h"
+#include "web/run_dir.h"
 
 namespace faultline::metrics {
 namespace {
@@ -68,17 +69,6 @@ class Writer {
  private:
   std::string text_;
 };
-
-int64_t ParseIsoMillis(const std::string &iso) {
-  tm t{};
-  int ms = 0;
-  int n = sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3d", &t.tm_year, &t.tm_mon, &t.tm_mday, &t.tm_hour, &t.tm_min,
-                 &t.tm_sec, &ms);
-  if (n < 6) return -1;
-  t.tm_year -= 1900;
-  t.tm_mon -= 1;
-  return static_cast<int64_t>(timegm(&t)) * 1000 + ms;
-}
 
 template <typename T>
 std::optional<T> Field(const json &j, const char *key) {
@@ -168,7 +158,7 @@ void RunMetrics::Apply(const json &r) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string type = Field<std::string>(r, "type").value_or("");
   const std::string svc = Field<std::string>(r, "service").value_or("");
-  const int64_t t = ParseIsoMillis(Field<std::string>(r, "time").value_or(""));
+  const int64_t t = web::ParseIsoMillis(Field<std::string>(r, "time").value_or(""));
   if (t >= 0) {
     if (start_ms_ < 0 || t < start_ms_) start_ms_ = t;
     last_update_ms_ = std::max(last_update_ms_, t);
