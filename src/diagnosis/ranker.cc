@@ -88,8 +88,11 @@ std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t> &order,
     if (events::IsStrong(e.kind) || FirstRuleOfKind(e, rules, RuleKind::kSignature)) return j;
   }
   // Before it: a known error beats a compiler's diagnostic beats an NCCL
-  // WARN beats an ERROR line; the latest of the best kind wins. Compilers
-  // and NCCL write to the raw stderr, so unprefixed output counts too.
+  // WARN beats an ERROR line; the latest of the best kind wins, except for
+  // compiler diagnostics: a compiler's first error is the cause and what
+  // follows it (more errors, "compilation terminated", ninja's "build
+  // stopped") is its consequence. Compilers and NCCL write to the raw
+  // stderr, so unprefixed output counts too.
   auto score = [&](const Event& e) {
     if (FirstRuleOfKind(e, rules, RuleKind::kSignature)) return 4;
     if (e.kind == EventKind::kCompilerError) return 3;
@@ -106,7 +109,8 @@ std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t> &order,
         IsGeneric(e, rules) || !(SameProcess(e, g) || stderr_of_it)) {
       continue;
     }
-    if (score(e) >= best_score) best = j, best_score = score(e);
+    const int sc = score(e);
+    if (sc > best_score || (sc == best_score && sc != 3)) best = j, best_score = sc;
   }
   return best;
 }
