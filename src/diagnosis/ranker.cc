@@ -12,8 +12,8 @@ using events::Event;
 using events::EventKind;
 using rules::RuleKind;
 
-bool CausallyBefore(const events::LineInfo &a, const parse::Timestamp &ta, const events::LineInfo &b,
-                    const parse::Timestamp &tb, bool multi_file) {
+bool CausallyBefore(const events::LineInfo& a, const parse::Timestamp& ta, const events::LineInfo& b,
+                    const parse::Timestamp& tb, bool multi_file) {
   if (multi_file && a.file != b.file && ta.valid && tb.valid) {
     if (ta.year != 0 && tb.year != 0 && ta.year != tb.year) return ta.year < tb.year;
     int64_t ka = ta.OrderKey(), kb = tb.OrderKey();
@@ -27,18 +27,18 @@ bool CausallyBefore(const events::LineInfo &a, const parse::Timestamp &ta, const
 // event; a signature elsewhere in it (a continuation line) is the fallback.
 // Cascade rules count only on the key line: a chained traceback whose outer
 // exception is a consequence still has a real cause inside.
-std::optional<size_t> FirstRuleOfKind(const Event &e, const rules::RuleSet &rules, RuleKind kind) {
-  for (const auto &m : e.matches) {
+std::optional<size_t> FirstRuleOfKind(const Event& e, const rules::RuleSet& rules, RuleKind kind) {
+  for (const auto& m : e.matches) {
     if (rules.rules()[m.rule].kind == kind && m.line == e.where.line) return m.rule;
   }
   if (kind == RuleKind::kCascade) {
     // A launcher's own frames make its traceback a consequence.
-    for (const auto &m : e.matches) {
+    for (const auto& m : e.matches) {
       if (rules.rules()[m.rule].kind == kind && rules.rules()[m.rule].frames) return m.rule;
     }
     return std::nullopt;
   }
-  for (const auto &m : e.matches) {
+  for (const auto& m : e.matches) {
     if (rules.rules()[m.rule].kind == kind) return m.rule;
   }
   return std::nullopt;
@@ -46,22 +46,22 @@ std::optional<size_t> FirstRuleOfKind(const Event &e, const rules::RuleSet &rule
 
 namespace {
 
-std::string Masked(const std::string &s) {
+std::string Masked(const std::string& s) {
   std::string out;
   for (char c : s) out += (c >= '0' && c <= '9') ? '#' : c;
   return out;
 }
 
-std::string Where(const Event &e) {
+std::string Where(const Event& e) {
   return fmt::format("line {}{}", e.where.line, e.process.key.empty() ? "" : fmt::format(" ({})", e.process.key));
 }
 
-bool IsGeneric(const Event &e, const rules::RuleSet &rules) {
+bool IsGeneric(const Event& e, const rules::RuleSet& rules) {
   auto sig = FirstRuleOfKind(e, rules, RuleKind::kSignature);
   return sig && rules.rules()[*sig].generic;
 }
 
-bool SameProcess(const Event &a, const Event &b) {
+bool SameProcess(const Event& a, const Event& b) {
   if (a.where.file != b.where.file) return false;
   if (a.process.key == b.process.key) return true;
   return a.process.pid >= 0 && a.process.pid == b.process.pid;
@@ -72,18 +72,28 @@ bool SameProcess(const Event &a, const Event &b) {
 // TorchScript or dynamo print below their own), else the last weak error
 // before it there (the NCCL WARN or compiler diagnostic that an "unhandled
 // system error" or "PassManager::run failed" summarises).
-std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t> &order, const std::vector<bool> &recovered,
-                                  const Findings &f, const rules::RuleSet &rules) {
+std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t>& order, const std::vector<bool>& recovered,
+                                  const Findings& f, const rules::RuleSet& rules) {
   constexpr int64_t kWindow = 400;  // lines
-  const auto &ev = f.events;
-  const Event &g = ev[root];
+  const auto& ev = f.events;
+  const Event& g = ev[root];
+  // A later exception whose own line carries the generic error again (torch's
+  // "InductorError: RuntimeError: PassManager::run failed") re-raises it: it
+  // is no more specific than the wrapper.
+  const auto generic_rule = FirstRuleOfKind(g, rules, RuleKind::kSignature);
+  auto rewraps = [&](const Event& e) {
+    for (const auto& m : e.matches) {
+      if (generic_rule && m.rule == *generic_rule && m.line == e.where.line) return true;
+    }
+    return false;
+  };
   auto usable = [&](size_t j) {
-    const Event &e = ev[j];
+    const Event& e = ev[j];
     return j != root && !recovered[j] && SameProcess(e, g) && !e.cut_off &&
-           !FirstRuleOfKind(e, rules, RuleKind::kCascade) && !IsGeneric(e, rules);
+           !FirstRuleOfKind(e, rules, RuleKind::kCascade) && !IsGeneric(e, rules) && !rewraps(e);
   };
   for (size_t j : order) {
-    const Event &e = ev[j];
+    const Event& e = ev[j];
     if (!usable(j) || e.where.line <= g.where.line || e.where.line > g.where.line + kWindow) continue;
     if (events::IsStrong(e.kind) || FirstRuleOfKind(e, rules, RuleKind::kSignature)) return j;
   }
@@ -99,24 +109,36 @@ std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t> &order,
     if (e.kind == EventKind::kNcclWarn) return 2;
     return 1;
   };
+  auto candidate = [&](size_t j) {
+    const Event& e = ev[j];
+    if (e.where.line >= g.where.line || events::IsStrong(e.kind)) return false;
+    const bool stderr_of_it = e.process.key.empty() && e.where.file == g.where.file;
+    return !(j == root || recovered[j] || e.cut_off || FirstRuleOfKind(e, rules, RuleKind::kCascade) ||
+             IsGeneric(e, rules) || !(SameProcess(e, g) || stderr_of_it));
+  };
   std::optional<size_t> best;
   int best_score = 0;
   for (size_t j : order) {
-    const Event& e = ev[j];
-    if (e.where.line >= g.where.line || e.where.line < g.where.line - kWindow || events::IsStrong(e.kind)) continue;
-    const bool stderr_of_it = e.process.key.empty() && e.where.file == g.where.file;
-    if (j == root || recovered[j] || e.cut_off || FirstRuleOfKind(e, rules, RuleKind::kCascade) ||
-        IsGeneric(e, rules) || !(SameProcess(e, g) || stderr_of_it)) {
-      continue;
-    }
-    const int sc = score(e);
+    if (ev[j].where.line < g.where.line - kWindow || !candidate(j)) continue;
+    const int sc = score(ev[j]);
     if (sc > best_score || (sc == best_score && sc != 3)) best = j, best_score = sc;
+  }
+  // A compiler's output is a run of diagnostics (with the IR or source it
+  // quotes between them): the run's first error is the cause, however far
+  // the run reaches back, as long as no gap in it is wider than the window.
+  if (best && best_score == 3) {
+    for (auto it = std::find(order.rbegin(), order.rend(), *best); it != order.rend(); ++it) {
+      const Event& e = ev[*it];
+      if (e.where.file != ev[*best].where.file || e.where.line < ev[*best].where.line - kWindow) continue;
+      if (candidate(*it) && e.kind == EventKind::kCompilerError && !FirstRuleOfKind(e, rules, RuleKind::kSignature))
+        best = *it;
+    }
   }
   return best;
 }
 
-bool IsTermination(const Event &e) {
-  const std::string &m = e.message;
+bool IsTermination(const Event& e) {
+  const std::string& m = e.message;
   return m.find("SIGTERM") != std::string::npos || m.find("exitcode: -15") != std::string::npos ||
          m.find("exit code -15") != std::string::npos || m.find("Terminated") != std::string::npos;
 }
@@ -141,8 +163,7 @@ std::vector<bool> AfterStop(const Findings& f, bool multi_file, Ranking* r) {
 }
 
 // With no root cause, what the stop set off is still listed, with why.
-void ListStopConsequences(const Findings& f, const rules::RuleSet& rules, const std::vector<bool>& after,
-                          Ranking* r) {
+void ListStopConsequences(const Findings& f, const rules::RuleSet& rules, const std::vector<bool>& after, Ranking* r) {
   const StopHit& stop = f.stops[*r->stop];
   r->why.push_back(fmt::format("the job was stopped from outside at line {} ({}); no fatal error came before it",
                                stop.where.line, rules.rules()[stop.rule].id));
@@ -150,8 +171,7 @@ void ListStopConsequences(const Findings& f, const rules::RuleSet& rules, const 
     if (std::find(r->recovered.begin(), r->recovered.end(), i) != r->recovered.end()) continue;
     CascadeDecision d;
     d.event = i;
-    d.reason = after[i] ? fmt::format("after the stop at line {}: {}", stop.where.line,
-                                      rules.rules()[stop.rule].reason)
+    d.reason = after[i] ? fmt::format("after the stop at line {}: {}", stop.where.line, rules.rules()[stop.rule].reason)
                         : fmt::format("logged before the stop at line {} and did not end the job", stop.where.line);
     r->cascade.push_back(std::move(d));
   }
@@ -159,9 +179,9 @@ void ListStopConsequences(const Findings& f, const rules::RuleSet& rules, const 
 
 }  // namespace
 
-Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
+Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   Ranking r;
-  const auto &ev = f.events;
+  const auto& ev = f.events;
   r.order.resize(ev.size());
   for (size_t i = 0; i < ev.size(); ++i) r.order[i] = i;
   std::stable_sort(r.order.begin(), r.order.end(), [&](size_t a, size_t b) {
@@ -171,13 +191,13 @@ Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
   // Recovered: the same process reached ready/training after the error.
   std::vector<bool> recovered(ev.size(), false);
   for (size_t i = 0; i < ev.size(); ++i) {
-    for (const auto &ph : f.phases) {
+    for (const auto& ph : f.phases) {
       int idx = rules::PhaseIndex(ph.phase);
       // The latest mark counts: a server that answered requests after an
       // error (a request's 404 or 400, logged with a traceback) kept serving.
       const bool later_mark = ph.last.line > 0;
-      const events::LineInfo &mark = later_mark ? ph.last : ph.where;
-      const parse::Timestamp &mark_time = later_mark ? ph.last_time : ph.time;
+      const events::LineInfo& mark = later_mark ? ph.last : ph.where;
+      const parse::Timestamp& mark_time = later_mark ? ph.last_time : ph.time;
       if (((idx >= rules::PhaseIndex("ready") && idx <= rules::PhaseIndex("training")) || ph.completes) &&
           ph.process.key == ev[i].process.key && CausallyBefore(ev[i].where, ev[i].time, mark, mark_time, multi_file)) {
         recovered[i] = true;
@@ -266,7 +286,7 @@ Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
       r.root = specific;
     }
   }
-  const Event &root = ev[*r.root];
+  const Event& root = ev[*r.root];
   if (root.chain.size() > 1) {
     r.why.push_back(fmt::format("first exception of a chain of {} (the innermost cause)", root.chain.size()));
   }
@@ -290,7 +310,7 @@ Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
       r.recovered.push_back(i);
       continue;
     }
-    const Event &e = ev[i];
+    const Event& e = ev[i];
     CascadeDecision d;
     d.event = i;
     bool before_root = CausallyBefore(e.where, e.time, root.where, root.time, multi_file);
@@ -298,8 +318,8 @@ Ranking Rank(const Findings &f, const rules::RuleSet &rules, bool multi_file) {
       d.reason = fmt::format("a generic wrapper of the root cause ({})", Where(root));
     } else if (auto cascade = FirstRuleOfKind(e, rules, RuleKind::kCascade)) {
       d.rule = cascade;
-      const rules::Captures *caps = nullptr;
-      for (const auto &m : e.matches) {
+      const rules::Captures* caps = nullptr;
+      for (const auto& m : e.matches) {
         if (m.rule == *cascade) caps = &m.captures;
       }
       d.reason = rules::RenderTemplateWith(rules.rules()[*cascade].reason, caps ? *caps : rules::Captures(), f.facts);

@@ -209,6 +209,41 @@ TEST(RankerTest, AGenericWrapperYieldsToAnEarlierWeakErrorOfItsProcess) {
   EXPECT_EQ(g.events[*s.root].where.line, 30);
 }
 
+TEST(RankerTest, AGenericWrapperYieldsToTheFirstErrorOfTheCompilerRunBeforeIt) {
+  // A build step's failure (generic) after a compiler's output: the run's first error is the cause, even
+  // when the run (with the IR it dumps) reaches back further than the window; what follows it ("more
+  // errors", "ninja: build stopped") is not. An old error far before the run stays out.
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(Make(EventKind::kCompilerError, 10, "old.cc:1:1: error: an unrelated earlier build"));
+  f.events.push_back(Make(EventKind::kCompilerError, 800, "LLVM ERROR: Unsupported rounding mode for conversion."));
+  f.events.push_back(Make(EventKind::kCompilerError, 1150, "k.py:16:0: error: Failures have been detected"));
+  f.events.push_back(Make(EventKind::kCompilerError, 1400, "ninja: build stopped: subcommand failed."));
+  f.events.push_back(WithRule(Make(EventKind::kExitStatus, 1500, "unhandled system error: exit code: 1"), 3));
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 800);
+}
+
+TEST(RankerTest, AnExceptionThatReRaisesTheGenericErrorIsNotMoreSpecific) {
+  // torch's "InductorError: RuntimeError: PassManager::run failed" after the generic error it wraps: the
+  // compiler's diagnostic before them says what failed.
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(Make(EventKind::kCompilerError, 40, "k.py:16:0: error: Failures have been detected", "rank0"));
+  f.events.push_back(
+      WithRule(Make(EventKind::kPythonTraceback, 60, "RuntimeError: NCCL error: unhandled system error", "rank0"), 3));
+  // Its first rule is a specific (non-generic) signature, as torch.inductor-error is; the generic one
+  // matches the same line too.
+  f.events.push_back(WithRule(
+      WithRule(Make(EventKind::kPythonTraceback, 90, "InductorError: RuntimeError: unhandled system error", "rank0"),
+               2),
+      3));
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 40);
+}
+
 TEST(RankerTest, ATracebackCutOffBeforeItsExceptionNeverOutranksAConcreteError) {
   auto rules = TestRules();
   Findings f;

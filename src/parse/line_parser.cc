@@ -6,13 +6,20 @@ namespace faultline::parse {
 
 const char* LevelName(Level level) {
   switch (level) {
-    case Level::kTrace: return "TRACE";
-    case Level::kDebug: return "DEBUG";
-    case Level::kInfo: return "INFO";
-    case Level::kWarning: return "WARNING";
-    case Level::kError: return "ERROR";
-    case Level::kCritical: return "CRITICAL";
-    case Level::kUnknown: break;
+    case Level::kTrace:
+      return "TRACE";
+    case Level::kDebug:
+      return "DEBUG";
+    case Level::kInfo:
+      return "INFO";
+    case Level::kWarning:
+      return "WARNING";
+    case Level::kError:
+      return "ERROR";
+    case Level::kCritical:
+      return "CRITICAL";
+    case Level::kUnknown:
+      break;
   }
   return "";
 }
@@ -108,12 +115,18 @@ Level LevelFromWord(sv w) {
 
 Level LevelFromLetter(char c) {
   switch (c) {
-    case 'I': return Level::kInfo;
-    case 'W': return Level::kWarning;
-    case 'E': return Level::kError;
-    case 'F': return Level::kCritical;
-    case 'D': return Level::kDebug;
-    default: return Level::kUnknown;
+    case 'I':
+      return Level::kInfo;
+    case 'W':
+      return Level::kWarning;
+    case 'E':
+      return Level::kError;
+    case 'F':
+      return Level::kCritical;
+    case 'D':
+      return Level::kDebug;
+    default:
+      return Level::kUnknown;
   }
 }
 
@@ -279,6 +292,32 @@ bool VllmHeader(sv s, size_t* pos, ParsedLine* out) {
   return true;
 }
 
+// torch._logging puts the compile being traced after its glog header:
+// "[1/0] ", "[0/2_1] " (frame id / compile id, _ restart), "[!0/0] "
+// (compiled autograd). It is part of the header, not of the message (a
+// traceback's frame lines under it are indented after it).
+void SkipTorchCompileId(sv s, size_t* pos) {
+  size_t p = *pos;
+  if (p >= s.size() || s[p] != '[') return;
+  ++p;
+  if (p < s.size() && s[p] == '!') ++p;
+  size_t digits = p;
+  while (p < s.size() && IsDigit(s[p])) ++p;
+  if (p == digits || p >= s.size() || s[p] != '/') return;
+  digits = ++p;
+  while (p < s.size() && IsDigit(s[p])) ++p;
+  if (p == digits) return;
+  if (p < s.size() && s[p] == '_') {
+    digits = ++p;
+    while (p < s.size() && IsDigit(s[p])) ++p;
+    if (p == digits) return;
+  }
+  if (p >= s.size() || s[p] != ']') return;
+  ++p;
+  if (p < s.size() && s[p] == ' ') ++p;
+  *pos = p;
+}
+
 // glog "I1129 08:00:00.123456 12345 file.cc:12] " and c10/torch
 // "[W1129 08:00:00.596013815 ProcessGroupNCCL.cpp:1250] ".
 bool GlogHeader(sv s, size_t* pos, ParsedLine* out) {
@@ -314,6 +353,7 @@ bool GlogHeader(sv s, size_t* pos, ParsedLine* out) {
   out->format = "glog";
   q = close + 1;
   if (q < s.size() && s[q] == ' ') ++q;
+  SkipTorchCompileId(s, &q);
   *pos = q;
   return true;
 }
@@ -419,8 +459,7 @@ ParsedLine ParseLine(std::string_view line) {
       matched = TorchRankPrefix(line, &pos, &out) || BracketedIsoPrefix(line, &pos, &out) ||
                 (!header_seen && GlogHeader(line, &pos, &out) && (header_seen = true));
     } else if (!header_seen && IsUpper(c)) {
-      matched = (VllmHeader(line, &pos, &out) || GlogHeader(line, &pos, &out) ||
-                 PythonLoggingHeader(line, &pos, &out));
+      matched = (VllmHeader(line, &pos, &out) || GlogHeader(line, &pos, &out) || PythonLoggingHeader(line, &pos, &out));
       header_seen = matched;
     } else if (!header_seen && IsDigit(c)) {
       matched = PythonLoggingHeader(line, &pos, &out);
@@ -443,8 +482,10 @@ ParsedLine ParseProcessPrefixes(std::string_view line) {
   for (int round = 0; round < 4 && pos < line.size(); ++round) {
     char c = line[pos];
     bool matched = false;
-    if (c == '(') matched = VllmProcessPrefix(line, &pos, &out, /*want_rank=*/false);
-    else if (c == '[') matched = TorchRankPrefix(line, &pos, &out) || BracketedIsoPrefix(line, &pos, &out);
+    if (c == '(')
+      matched = VllmProcessPrefix(line, &pos, &out, /*want_rank=*/false);
+    else if (c == '[')
+      matched = TorchRankPrefix(line, &pos, &out) || BracketedIsoPrefix(line, &pos, &out);
     if (!matched) break;
   }
   // NCCL names its process in its header ("host:pid:tid [dev] NCCL INFO"):

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace faultline::parse {
 namespace {
 
@@ -22,10 +24,29 @@ TEST(LineParserTest, VllmWorkerPrefixAndHeader) {
 }
 
 TEST(LineParserTest, TracebackFrameKeepsIndentation) {
-  auto p = ParseLine(
-      "(EngineCore_DP1 pid=6688) ERROR 05-09 15:15:10 [core.py:1136]   File \"/x/core.py\", line 5, in f");
+  auto p =
+      ParseLine("(EngineCore_DP1 pid=6688) ERROR 05-09 15:15:10 [core.py:1136]   File \"/x/core.py\", line 5, in f");
   EXPECT_EQ(p.process, "EngineCore_DP1 pid=6688");
   EXPECT_EQ(p.message, "  File \"/x/core.py\", line 5, in f");
+}
+
+TEST(LineParserTest, TorchCompileIdBelongsToTheGlogHeader) {
+  // torch._logging prints the compile being traced ("[1/0]") after the glog header; a traceback's frame
+  // lines stay indented after it (tests/real/vllm-t4-flex-attention-llvm-unsupported-rounding-mode).
+  const char* prefix =
+      "(EngineCore_DP0 pid=116603) [rank0]:E0731 16:03:52.115000 116603 "
+      "site-packages/torch/_inductor/runtime/triton_heuristics.py:539] [1/0]";
+  auto start = ParseLine(std::string(prefix) + " Traceback (most recent call last):");
+  EXPECT_EQ(start.level, Level::kError);
+  EXPECT_EQ(start.message, "Traceback (most recent call last):");
+  auto frame = ParseLine(std::string(prefix) + "   File \"/x/compiler.py\", line 5, in compile");
+  EXPECT_EQ(frame.message, "  File \"/x/compiler.py\", line 5, in compile");
+  auto restart =
+      ParseLine("[rank0]:W0731 16:03:52.115000 116603 torch/_dynamo/convert_frame.py:1] [0/2_1] recompiling");
+  EXPECT_EQ(restart.message, "recompiling");
+  // Text in brackets that is no compile id stays in the message.
+  auto other = ParseLine("[rank0]:W0731 16:03:52.115000 116603 torch/x.py:1] [1/x] not an id");
+  EXPECT_EQ(other.message, "[1/x] not an id");
 }
 
 TEST(LineParserTest, RayPrefixNestedInsideVllmPrefix) {
