@@ -15,7 +15,7 @@ const std::vector<std::pair<uint32_t, std::string>>& StructuralPatterns() {
       {kLevelError, R"(ERROR|CRITICAL|FATAL|\[?[EF]\d{4} \d\d:\d\d)"},
       {kTerminate, R"(terminate called|what\(\):)"},
       {kSignalShape,
-       R"(Segmentation fault|Fatal Python error|Bus error|Aborted|core dumped|Killed|SIGSEGV|SIGABRT|SIGBUS|SIGKILL|SIGTERM|SIGILL|SIGFPE)"},
+       R"(Segmentation fault|Fatal Python error|Bus error|Aborted|core dumped|Killed|SIGSEGV|SIGABRT|SIGBUS|SIGKILL|SIGTERM|SIGILL|SIGFPE|oom[-_]kill event|Out Of Memory)"},
       {kKernelAssert, R"(Assertion .{0,600} failed)"},
       {kNcclWarn, R"(NCCL WARN)"},
       {kExitShape, R"((?i)exit ?code|exited with|return code)"},
@@ -67,6 +67,9 @@ std::string SignalOrExit(std::string_view message, bool* is_exit_status) {
   static const RE2 kFatal(R"(^(Fatal Python error: .*|Segmentation fault.*|Bus error.*|Aborted.*\(core dumped\).*))");
   static const RE2 kShellKilled(R"((^|\s)Killed(\s|$))");
   static const RE2 kSignalName(R"(\b(SIGSEGV|SIGABRT|SIGBUS|SIGKILL|SIGILL|SIGFPE)\b)");
+  // The kernel's OOM killer (SIGKILL) as a scheduler reports it: slurmstepd "Detected N oom-kill event(s)
+  // / oom_kill events", srun "node: task N: Out Of Memory".
+  static const RE2 kOomKill(R"(\boom[-_]kill events?\b|: tasks? [\d,-]+: Out Of Memory\s*$)");
   static const RE2 kExit(R"((?i)(?:exit ?code|exited with(?: exit)? code|return code)\s*[:=]?\s*(-?\d+))");
   std::string m(message);
   if (RE2::PartialMatch(m, kFatal)) return m;
@@ -78,6 +81,7 @@ std::string SignalOrExit(std::string_view message, bool* is_exit_status) {
   }
   std::string sig;
   if (RE2::PartialMatch(m, kSignalName, &sig)) return m;
+  if (RE2::PartialMatch(m, kOomKill)) return m;
   if (RE2::PartialMatch(m, kShellKilled) && m.size() < 200) return m;
   return "";
 }
