@@ -57,21 +57,14 @@ bool InPath(const std::string& program) {
   return false;
 }
 
-FeatureExtractor::FeatureExtractor(const StallRules& rules) : rules_(rules), py_spy_(InPath("py-spy")) {
-  for (const auto& m : rules.phase_markers) markers_.emplace_back(m.phase, std::make_unique<RE2>(m.pattern));
+FeatureExtractor::FeatureExtractor(const StallRules& rules)
+    : rules_(rules), log_phase_(LogPhase::BuiltinPhaseRules(), rules.phase_markers), py_spy_(InPath("py-spy")) {
   for (const auto& w : rules.compile_workers) compile_workers_.push_back(std::make_unique<RE2>(w));
 }
 
 FeatureExtractor::~FeatureExtractor() = default;
 
-std::string FeatureExtractor::PhaseOf(const std::deque<std::string>& tail) const {
-  for (auto it = tail.rbegin(); it != tail.rend(); ++it) {
-    for (const auto& [phase, re] : markers_) {
-      if (RE2::PartialMatch(*it, *re)) return phase;
-    }
-  }
-  return "";
-}
+std::string FeatureExtractor::PhaseOf(const std::deque<std::string>& tail) const { return log_phase_.PhaseOf(tail); }
 
 bool FeatureExtractor::IsCompileWorker(const ProcessSample& p) const {
   for (const auto& re : compile_workers_) {

@@ -2,7 +2,7 @@
 // FeatureSet that stall rules test — CPU use per process over the window,
 // thread states and wait-channel groups, weight files and read rates, RSS and
 // cache growth, GPU memory and utilisation, and the log's idle time and last
-// phase (from the phase markers of rules/stall.yaml).
+// phase (LogPhase: triage's phase rules and the markers of rules/stall.yaml).
 // Thread-safety: const methods are safe to call from several threads.
 #ifndef FAULTLINE_SUPERVISE_FEATURE_EXTRACTOR_H_
 #define FAULTLINE_SUPERVISE_FEATURE_EXTRACTOR_H_
@@ -14,6 +14,7 @@
 
 #include "probe/live_sample.h"
 #include "supervise/features.h"
+#include "supervise/log_phase.h"
 #include "supervise/stall_rules.h"
 
 namespace re2 {
@@ -27,7 +28,7 @@ class FeatureExtractor {
   explicit FeatureExtractor(const StallRules& rules);
   ~FeatureExtractor();
 
-  // The phase of the last tail line that matches a phase marker; "" if none.
+  // The phase of the last tail line that marks one (LogPhase); "" if none.
   std::string PhaseOf(const std::deque<std::string>& tail) const;
   // REQUIRES: !window.empty(). now: monotonic seconds (for the log's idle time).
   FeatureSet Compute(const std::vector<const probe::LiveSample*>& window, double now) const;
@@ -41,7 +42,7 @@ class FeatureExtractor {
  private:
   bool IsCompileWorker(const probe::ProcessSample& p) const;
   const StallRules& rules_;
-  std::vector<std::pair<std::string, std::unique_ptr<re2::RE2>>> markers_;
+  LogPhase log_phase_;
   std::vector<std::unique_ptr<re2::RE2>> compile_workers_;
   std::string root_cmdline_;
   bool py_spy_ = false;

@@ -136,7 +136,6 @@ class PipelineRun {
   std::optional<JobEnd> Step();
   void Finish(std::optional<JobEnd> failure, RunResult* result);
   void StopAll(bool quiet, bool interrupted = false);
-  int CountRunning();
   JobEnd EndOf(Service& s, Outcome o, std::string detail);
 
   const PipelineSpec& spec_;
@@ -511,18 +510,6 @@ std::optional<JobEnd> PipelineRun::Step() {
     return e;
   }
   return std::nullopt;
-}
-
-int PipelineRun::CountRunning() {
-  std::set<int64_t> pids;
-  for (auto& s : services_) {
-    if (s.child.pid > 0 && !s.exited) pids.insert(s.child.pid);
-    if (s.monitor) {
-      for (const auto& m : s.monitor->Members()) pids.insert(m.first);
-    }
-  }
-  for (const auto& m : ProcessesMarked(marker_, keeper_ ? keeper_->pid() : -1)) pids.insert(m.first);
-  return static_cast<int>(pids.size());
 }
 
 void PipelineRun::StopAll(bool quiet, bool interrupted) {
