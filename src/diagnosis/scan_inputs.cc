@@ -61,12 +61,14 @@ void MergeFindings(Findings&& from, Findings* into) {
   latest(into->last_generic_progress, from.last_generic_progress);
   latest(into->last_completion, from.last_completion);
   for (auto& [key, value] : from.progress_counters) into->progress_counters[key] = value;
-  for (auto& [name, value] : from.facts) {  // the latest value, in first-seen order
+  for (auto& fact : from.facts) {  // the latest value, in first-seen order (no structured binding: clang 14,
+                                   // the fuzz build's compiler, cannot capture one in a lambda)
+    const auto& name = fact.first;
     auto it = std::find_if(into->facts.begin(), into->facts.end(), [&](const auto& f) { return f.first == name; });
     if (it == into->facts.end())
-      into->facts.emplace_back(name, std::move(value));
+      into->facts.emplace_back(name, std::move(fact.second));
     else
-      it->second = std::move(value);
+      it->second = std::move(fact.second);
   }
   for (auto& in : from.inputs) into->inputs.push_back(std::move(in));
   for (auto& w : from.warnings) into->warnings.push_back(std::move(w));
