@@ -879,3 +879,26 @@ TEST_F(LiveE2eTest, RunRedactsSecretsInEveryRecord) {
   }
   EXPECT_TRUE(NoneLeft(tag_, 0.5));
 }
+
+// A bad or busy --dashboard address is an error before the job starts (issue 13, point 6: `run --dashboard
+// nonsense` used to start the job and fail afterwards).
+TEST_F(LiveE2eTest, ABadDashboardAddressFailsBeforeTheJobStarts) {
+  int busy = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(busy, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(listen(busy, 1), 0);
+  socklen_t len = sizeof(a);
+  ASSERT_EQ(getsockname(busy, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  std::string marker = Path("job-started");
+  for (const std::string& addr :
+       {std::string("nonsense"), std::string("8.8.8.8:80"), "127.0.0.1:" + std::to_string(ntohs(a.sin_port))}) {
+    Timed t = RunFaultline({"run", "--no-gpu", "--status-every", "0", "--runs-dir", Path("runs"), "--dashboard", addr,
+                            "--", "touch", marker});
+    EXPECT_EQ(t.exit_code, 2) << addr << ": " << t.err;
+    EXPECT_NE(t.err.find("faultline: --dashboard"), std::string::npos) << t.err;
+    EXPECT_FALSE(fs::exists(marker)) << addr << ": the job ran";
+  }
+  close(busy);
+}
