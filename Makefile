@@ -55,6 +55,12 @@ clean:
 # libFuzzer harnesses (fuzz/): clang + ASan/UBSan in build-fuzz, each run
 # FUZZ_SECONDS on seeds from the tests; findings in build-fuzz/findings/.
 FUZZ_SECONDS ?= 600
-.PHONY: fuzz
+.PHONY: fuzz fuzz-smoke
 fuzz: bootstrap
 	fuzz/run.sh $(FUZZ_SECONDS)
+
+# CI (.ci/run, after `make test`): every harness FUZZ_SMOKE_SECONDS on its
+# seeds, so a regression that any seed or a short fuzz reaches fails the build.
+FUZZ_SMOKE_SECONDS ?= 30
+fuzz-smoke: bootstrap
+	FUZZ_JOBS=$(JOBS) FUZZ_PARALLEL=$(JOBS) fuzz/run.sh $(FUZZ_SMOKE_SECONDS)

@@ -45,12 +45,11 @@ seed() {  # seed NAME: copies the tests' inputs for NAME into the corpus dir
   esac
 }
 
-found=0
-for n in "${names[@]}"; do
+one() {  # one NAME: seeds and runs one harness; prints its summary line; returns 1 on a finding
+  local n="$1"
   seed "$n"
   mkdir -p "$build/findings/$n"
-  log="$build/findings/$n/fuzz.log"
-  max_len=4096
+  local log="$build/findings/$n/fuzz.log" max_len=4096 rc execs cov artifacts
   [ "$n" = triage ] && max_len=65536
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 nice -n 15 "$build/fuzz/fuzz_$n" "$build/corpus/$n" \
     -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
@@ -59,7 +58,31 @@ for n in "${names[@]}"; do
   execs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
   cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | grep -o 'cov: [0-9]*' | head -1)
   artifacts=$(ls "$build/findings/$n" | grep -c -E '^(crash|leak|timeout|oom|slow-unit)-' || true)
-  echo "fuzz_$n: ${seconds}s, ${execs:-?} execs, ${cov:-cov: ?}, exit $rc, findings $artifacts"
-  [ "$rc" -ne 0 ] || [ "$artifacts" -ne 0 ] && found=1
+  echo "fuzz_$n: ${seconds}s, ${execs:-?} execs, ${cov:-cov: ?}, corpus $(ls "$build/corpus/$n" | wc -l), exit $rc, findings $artifacts"
+  if [ "$rc" -ne 0 ] || [ "$artifacts" -ne 0 ]; then
+    grep -m3 -E '^==[0-9]+==ERROR|^SUMMARY|deadly signal|Test unit written' "$log" | sed "s/^/  fuzz_$n: /"
+    return 1
+  fi
+  return 0
+}
+
+# FUZZ_PARALLEL=N: N harnesses at a time (CI: one per core); the default is one.
+parallel="${FUZZ_PARALLEL:-1}"
+found=0
+for n in "${names[@]}"; do
+  if [ "$parallel" -le 1 ]; then
+    one "$n" || found=1
+    continue
+  fi
+  while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do sleep 1; done
+  rm -f "$build/findings/$n.status"
+  (
+    one "$n"
+    echo $? >"$build/findings/$n.status"
+  ) &
 done
+wait
+if [ "$parallel" -gt 1 ]; then
+  for n in "${names[@]}"; do [ "$(cat "$build/findings/$n.status" 2>/dev/null)" = 0 ] || found=1; done
+fi
 exit $found
