@@ -265,6 +265,24 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
                     "({}); the failing process printed no error",
                     Where(ev[*summary])));
   }
+  // A stop that ends the job itself (a scheduler's time limit) is the root cause of a job that never
+  // reached ready: a training run cut off there failed; a server that served until then did not.
+  if (!r.root && r.stop && rules.rules()[f.stops[*r.stop].rule].fatal) {
+    const StopHit& stop = f.stops[*r.stop];
+    const bool served = std::any_of(f.phases.begin(), f.phases.end(), [](const PhaseHit& ph) {
+      return rules::PhaseIndex(ph.phase) == rules::PhaseIndex("ready");
+    });
+    for (size_t i = 0; i < ev.size() && !served; ++i) {
+      if (ev[i].where.file == stop.where.file && ev[i].where.line == stop.where.line) {
+        r.root = i;
+        r.why.push_back(
+            fmt::format("the job was ended at line {} ({}) before it was ready to serve; no fatal "
+                        "error came before it",
+                        stop.where.line, rules.rules()[stop.rule].id));
+        break;
+      }
+    }
+  }
   if (!r.root) {
     for (size_t i = 0; i < ev.size(); ++i) {
       if (recovered[i]) r.recovered.push_back(i);

@@ -45,6 +45,12 @@ rules:
     pattern: 'KeyboardInterrupt'
     reason: 'Ctrl-C'
     samples: {match: ['KeyboardInterrupt']}
+  - id: t.time-limit
+    kind: stop
+    fatal: true
+    pattern: 'DUE TO TIME LIMIT'
+    reason: 'time limit'
+    samples: {match: ['*** JOB 1 ON n CANCELLED AT 2021-05-27T21:52:36 DUE TO TIME LIMIT ***']}
 )",
                                     "t.yaml");
   EXPECT_TRUE(rules.ok()) << rules.status().message();
@@ -146,6 +152,27 @@ TEST(RankerTest, StopMakesWhatFollowsItsConsequenceAndLeavesNoRoot) {
   EXPECT_EQ(r.cascade[0].reason, "logged before the stop at line 25 and did not end the job");
   EXPECT_EQ(r.cascade[1].reason, "after the stop at line 25: Ctrl-C");
   EXPECT_EQ(r.cascade[2].reason, "after the stop at line 25: Ctrl-C");
+}
+
+TEST(RankerTest, FatalStopIsTheRootUnlessTheJobWasServing) {
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(Make(EventKind::kErrorLog, 40, "error: *** JOB 1 ON n CANCELLED AT t DUE TO TIME LIMIT ***"));
+  StopHit limit;
+  limit.rule = 6;  // t.time-limit
+  limit.where = events::LineInfo{0, 40, "error: *** JOB 1 ON n CANCELLED AT t DUE TO TIME LIMIT ***"};
+  f.stops = {limit};
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root) << "a training job cut off by its time limit failed there";
+  EXPECT_EQ(f.events[*r.root].where.line, 40);
+
+  PhaseHit ready;
+  ready.phase = "ready";
+  ready.where = events::LineInfo{0, 5, "INFO: Application startup complete."};
+  f.phases.push_back(ready);
+  r = Rank(f, *rules, false);
+  EXPECT_FALSE(r.root) << "a server that served until its time limit ended normally";
+  ASSERT_TRUE(r.stop);
 }
 
 TEST(RankerTest, FatalErrorBeforeAStopStaysTheRoot) {

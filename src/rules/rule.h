@@ -43,6 +43,9 @@ struct Rule {
   // traceback raised by a launcher's own code (torch.distributed.run,
   // deepspeed.launcher) is a consequence wherever its message points.
   bool frames = false;
+  // stop: the stop ends the job itself (a scheduler's time limit): when the job never reached `ready`
+  // (a server that served until then ended normally), the stop's own line is the root cause.
+  bool fatal = false;
   std::string phase;         // phase: one of the design.md vocabulary
   bool completes = false;    // phase: the job finished (counts as healthy)
   bool progress = false;     // phase: a generic progress shape; the phase is

@@ -91,7 +91,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name,
   static const std::set<std::string> kKnownKeys = {
       "id",     "kind",    "pattern", "framework", "versions", "category", "title",
       "explanation", "fix", "reason", "summary",  "phase",    "completes", "progress", "replacement",
-      "samples", "generic", "frames"};
+      "samples", "generic", "frames", "fatal"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -125,6 +125,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name,
   rule.summary = node["summary"] && node["summary"].as<bool>();
   rule.generic = node["generic"] && node["generic"].as<bool>();
   rule.frames = node["frames"] && node["frames"].as<bool>();
+  rule.fatal = node["fatal"] && node["fatal"].as<bool>();
   rule.phase = Scalar(node, "phase");
   rule.completes = node["completes"] && node["completes"].as<bool>();
   rule.progress = node["progress"] && node["progress"].as<bool>();
