@@ -1,6 +1,7 @@
 #include "diagnosis/ranker.h"
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include <algorithm>
 
@@ -137,6 +138,33 @@ std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t>& order,
   return best;
 }
 
+// An error only logged before the fatal one (a WARNING that a native
+// extension failed to import) whose signature says it explains it: the
+// fatal "'_C' object has no attribute 'rms_norm'" is what that failed
+// import leaves behind. The latest such error of its process wins.
+std::optional<size_t> ExplainedBy(size_t root, const std::vector<size_t>& order, const std::vector<bool>& recovered,
+                                  const Findings& f, const rules::RuleSet& rules) {
+  constexpr int64_t kWindow = 2000;  // lines
+  const auto& ev = f.events;
+  const Event& g = ev[root];
+  std::optional<size_t> best;
+  for (size_t j : order) {
+    const Event& e = ev[j];
+    if (j == root || e.where.file != g.where.file || e.where.line >= g.where.line ||
+        e.where.line < g.where.line - kWindow || recovered[j] || e.cut_off || events::IsStrong(e.kind)) {
+      continue;
+    }
+    if (!(SameProcess(e, g) || e.process.key.empty() || g.process.key.empty())) continue;
+    auto sig = FirstRuleOfKind(e, rules, RuleKind::kSignature);
+    if (!sig || rules.rules()[*sig].explains.empty()) continue;
+    const RE2 explains(rules.rules()[*sig].explains, RE2::Quiet);
+    bool hit = RE2::PartialMatch(g.message, explains);
+    for (const auto& c : g.chain) hit = hit || RE2::PartialMatch(c, explains);
+    if (hit) best = j;
+  }
+  return best;
+}
+
 bool IsTermination(const Event& e) {
   const std::string& m = e.message;
   return m.find("SIGTERM") != std::string::npos || m.find("exitcode: -15") != std::string::npos ||
@@ -223,7 +251,10 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     // A weak line that a signature knows (an NCCL WARN "Duplicate GPU
     // detected") is the detail of the fatal error that follows it. A
     // traceback cut off before its exception line is only evidence.
-    const bool known = FirstRuleOfKind(ev[i], rules, RuleKind::kSignature).has_value();
+    // A line only logged whose signature explains later errors (an optional
+    // native import that failed) counts only through the error it explains.
+    const auto sig = FirstRuleOfKind(ev[i], rules, RuleKind::kSignature);
+    const bool known = sig && (events::IsStrong(ev[i].kind) || rules.rules()[*sig].explains.empty());
     if (ev[i].cut_off && !known) {
       if (!cut_off) cut_off = i;
     } else if (events::IsStrong(ev[i].kind) || known) {
@@ -304,6 +335,19 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
       r.root = specific;
     }
   }
+  std::optional<size_t> explained;
+  if (!wrapper && events::IsStrong(ev[*r.root].kind)) {
+    if (auto cause = ExplainedBy(*r.root, r.order, recovered, f, rules)) {
+      explained = r.root;
+      auto sig = FirstRuleOfKind(ev[*cause], rules, RuleKind::kSignature);
+      r.why.push_back(
+          fmt::format("{} at {} is explained by the earlier {} at {} ({}): the process went on after it "
+                      "and failed for want of what it could not load",
+                      events::EventKindName(ev[*r.root].kind), Where(ev[*r.root]),
+                      events::EventKindName(ev[*cause].kind), Where(ev[*cause]), rules.rules()[*sig].id));
+      r.root = cause;
+    }
+  }
   const Event& root = ev[*r.root];
   if (root.chain.size() > 1) {
     r.why.push_back(fmt::format("first exception of a chain of {} (the innermost cause)", root.chain.size()));
@@ -334,6 +378,8 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     bool before_root = CausallyBefore(e.where, e.time, root.where, root.time, multi_file);
     if (wrapper && i == *wrapper) {
       d.reason = fmt::format("a generic wrapper of the root cause ({})", Where(root));
+    } else if (explained && i == *explained) {
+      d.reason = fmt::format("a consequence of the root cause ({}), which its signature says explains it", Where(root));
     } else if (auto cascade = FirstRuleOfKind(e, rules, RuleKind::kCascade)) {
       d.rule = cascade;
       const rules::Captures* caps = nullptr;

@@ -51,6 +51,12 @@ rules:
     pattern: 'DUE TO TIME LIMIT'
     reason: 'time limit'
     samples: {match: ['*** JOB 1 ON n CANCELLED AT 2021-05-27T21:52:36 DUE TO TIME LIMIT ***']}
+  - id: t.optional-import
+    pattern: 'Failed to import from \S+ with ImportError'
+    explains: 'has no attribute'
+    explanation: x
+    fix: y
+    samples: {match: ['Failed to import from vllm._C with ImportError(libtorch_hip.so) at start']}
 )",
                                     "t.yaml");
   EXPECT_TRUE(rules.ok()) << rules.status().message();
@@ -269,6 +275,27 @@ TEST(RankerTest, AnExceptionThatReRaisesTheGenericErrorIsNotMoreSpecific) {
   Ranking r = Rank(f, *rules, false);
   ASSERT_TRUE(r.root);
   EXPECT_EQ(f.events[*r.root].where.line, 40);
+}
+
+TEST(RankerTest, ALoggedFailedImportExplainsTheFatalErrorItLeavesBehind) {
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(
+      WithRule(Make(EventKind::kErrorLog, 1, "Failed to import from vllm._C with ImportError('libtorch_hip.so')"), 7));
+  f.events.push_back(Make(EventKind::kPythonTraceback, 23, "AttributeError: '_C' object has no attribute 'rms_norm'"));
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 1);
+  ASSERT_EQ(r.cascade.size(), 1u);
+  EXPECT_NE(r.cascade[0].reason.find("explains"), std::string::npos);
+  // A fatal error it does not explain stays the root, and the logged import failure alone ranks below it.
+  Findings g;
+  g.events.push_back(
+      WithRule(Make(EventKind::kErrorLog, 1, "Failed to import from vllm._C with ImportError('libcuda.so.1')"), 7));
+  g.events.push_back(Make(EventKind::kPythonTraceback, 30, "KeyError: 'layers.5.self_attn.qkv_proj.v_proj.weight'"));
+  Ranking s = Rank(g, *rules, false);
+  ASSERT_TRUE(s.root);
+  EXPECT_EQ(g.events[*s.root].where.line, 30);
 }
 
 TEST(RankerTest, ATracebackCutOffBeforeItsExceptionNeverOutranksAConcreteError) {

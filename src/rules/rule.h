@@ -32,9 +32,9 @@ struct Rule {
   std::string title;
   std::string explanation;  // templates: {capture}, {fact}, {a*b}
   std::string fix;
-  std::string reason;        // cascade: why a matching line is a consequence
-  bool summary = false;      // cascade: a launcher's summary of a failure; the
-                             // best evidence left when nothing else failed
+  std::string reason;    // cascade: why a matching line is a consequence
+  bool summary = false;  // cascade: a launcher's summary of a failure; the
+                         // best evidence left when nothing else failed
   // signature: a generic wrapper error (NCCL "unhandled system error",
   // RayTaskError, "EngineCore failed to start", CalledProcessError) that
   // yields to a more specific error in the same process or causal window.
@@ -46,11 +46,15 @@ struct Rule {
   // stop: the stop ends the job itself (a scheduler's time limit): when the job never reached `ready`
   // (a server that served until then ended normally), the stop's own line is the root cause.
   bool fatal = false;
-  std::string phase;         // phase: one of the design.md vocabulary
-  bool completes = false;    // phase: the job finished (counts as healthy)
-  bool progress = false;     // phase: a generic progress shape; the phase is
-                             // reached only when its (?P<step>N) capture rises
-  std::string replacement;   // redact: what the secret becomes
+  // signature: RE2 over a later fatal error's message that this error, when
+  // only logged (a WARNING that a native extension failed to import), explains:
+  // the fatal "object has no attribute 'rms_norm'" is its consequence.
+  std::string explains;
+  std::string phase;        // phase: one of the design.md vocabulary
+  bool completes = false;   // phase: the job finished (counts as healthy)
+  bool progress = false;    // phase: a generic progress shape; the phase is
+                            // reached only when its (?P<step>N) capture rises
+  std::string replacement;  // redact: what the secret becomes
   std::vector<std::string> match_samples;
   std::vector<std::string> no_match_samples;
   std::string source;  // "rules/vllm.yaml:12"

@@ -1,5 +1,9 @@
 #include "rules/rule_loader.h"
 
+#include <fmt/format.h>
+#include <re2/re2.h>
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <atomic>
 #include <fstream>
@@ -8,10 +12,6 @@
 #include <sstream>
 #include <thread>
 
-#include <fmt/format.h>
-#include <re2/re2.h>
-#include <yaml-cpp/yaml.h>
-
 #include "rules/embedded_rules.h"
 #include "util/read_file.h"
 
@@ -19,21 +19,28 @@ namespace faultline::rules {
 
 const char* RuleKindName(RuleKind kind) {
   switch (kind) {
-    case RuleKind::kSignature: return "signature";
-    case RuleKind::kCascade: return "cascade";
-    case RuleKind::kPhase: return "phase";
-    case RuleKind::kFact: return "fact";
-    case RuleKind::kBenign: return "benign";
-    case RuleKind::kRedact: return "redact";
-    case RuleKind::kStop: return "stop";
+    case RuleKind::kSignature:
+      return "signature";
+    case RuleKind::kCascade:
+      return "cascade";
+    case RuleKind::kPhase:
+      return "phase";
+    case RuleKind::kFact:
+      return "fact";
+    case RuleKind::kBenign:
+      return "benign";
+    case RuleKind::kRedact:
+      return "redact";
+    case RuleKind::kStop:
+      return "stop";
   }
   return "?";
 }
 
 const std::vector<std::string>& PhaseOrder() {
-  static const std::vector<std::string> order = {
-      "process-start", "distributed-init",   "weight-loading", "torch-compile", "kv-cache-profiling",
-      "cuda-graph-capture", "ready", "training", "shutdown"};
+  static const std::vector<std::string> order = {"process-start", "distributed-init",   "weight-loading",
+                                                 "torch-compile", "kv-cache-profiling", "cuda-graph-capture",
+                                                 "ready",         "training",           "shutdown"};
   return order;
 }
 
@@ -51,8 +58,7 @@ std::string Where(const std::string& name, const YAML::Node& node) {
   return fmt::format("{}:{}", name, node.Mark().line + 1);
 }
 
-Result<std::vector<std::string>> StringList(const YAML::Node& node, const std::string& where,
-                                            const char* field) {
+Result<std::vector<std::string>> StringList(const YAML::Node& node, const std::string& where, const char* field) {
   std::vector<std::string> out;
   if (!node) return out;
   if (node.IsScalar()) {
@@ -67,16 +73,18 @@ Result<std::vector<std::string>> StringList(const YAML::Node& node, const std::s
 }
 
 Result<RuleKind> KindFromName(const std::string& s, const std::string& where) {
-  static const std::pair<const char*, RuleKind> kKinds[] = {
-      {"signature", RuleKind::kSignature}, {"cascade", RuleKind::kCascade},
-      {"phase", RuleKind::kPhase},         {"fact", RuleKind::kFact},
-      {"benign", RuleKind::kBenign},       {"redact", RuleKind::kRedact},
-      {"stop", RuleKind::kStop}};
+  static const std::pair<const char*, RuleKind> kKinds[] = {{"signature", RuleKind::kSignature},
+                                                            {"cascade", RuleKind::kCascade},
+                                                            {"phase", RuleKind::kPhase},
+                                                            {"fact", RuleKind::kFact},
+                                                            {"benign", RuleKind::kBenign},
+                                                            {"redact", RuleKind::kRedact},
+                                                            {"stop", RuleKind::kStop}};
   for (const auto& [name, kind] : kKinds) {
     if (s == name) return kind;
   }
-  return Status::InvalidArgument(fmt::format(
-      "{}: unknown kind '{}' (use signature, cascade, phase, fact, benign, redact or stop)", where, s));
+  return Status::InvalidArgument(
+      fmt::format("{}: unknown kind '{}' (use signature, cascade, phase, fact, benign, redact or stop)", where, s));
 }
 
 std::string Scalar(const YAML::Node& node, const char* key) {
@@ -84,14 +92,13 @@ std::string Scalar(const YAML::Node& node, const char* key) {
   return v && v.IsScalar() ? v.as<std::string>() : std::string();
 }
 
-Result<Rule> ParseRule(const YAML::Node& node, const std::string& name,
-                       const std::string& default_framework) {
+Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const std::string& default_framework) {
   std::string where = Where(name, node);
   if (!node.IsMap()) return Status::InvalidArgument(where + ": a rule must be a mapping");
-  static const std::set<std::string> kKnownKeys = {
-      "id",     "kind",    "pattern", "framework", "versions", "category", "title",
-      "explanation", "fix", "reason", "summary",  "phase",    "completes", "progress", "replacement",
-      "samples", "generic", "frames", "fatal"};
+  static const std::set<std::string> kKnownKeys = {"id",       "kind",    "pattern",     "framework", "versions",
+                                                   "category", "title",   "explanation", "fix",       "reason",
+                                                   "summary",  "phase",   "completes",   "progress",  "replacement",
+                                                   "samples",  "generic", "frames",      "fatal",     "explains"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -109,8 +116,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name,
   if (rule.pattern.empty()) return Status::InvalidArgument(fmt::format("{}: rule {} has no 'pattern'", where, rule.id));
   RE2 re(rule.pattern, RE2::Quiet);
   if (!re.ok()) {
-    return Status::InvalidArgument(
-        fmt::format("{}: rule {}: bad pattern: {}", where, rule.id, re.error()));
+    return Status::InvalidArgument(fmt::format("{}: rule {}: bad pattern: {}", where, rule.id, re.error()));
   }
   rule.framework = Scalar(node, "framework");
   if (rule.framework.empty()) rule.framework = default_framework;
@@ -126,6 +132,16 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name,
   rule.generic = node["generic"] && node["generic"].as<bool>();
   rule.frames = node["frames"] && node["frames"].as<bool>();
   rule.fatal = node["fatal"] && node["fatal"].as<bool>();
+  rule.explains = Scalar(node, "explains");
+  if (!rule.explains.empty()) {
+    RE2 explains(rule.explains, RE2::Quiet);
+    if (!explains.ok()) {
+      return Status::InvalidArgument(fmt::format("{}: rule {}: bad explains: {}", where, rule.id, explains.error()));
+    }
+    if (rule.kind != RuleKind::kSignature) {
+      return Status::InvalidArgument(fmt::format("{}: rule {}: only a signature explains", where, rule.id));
+    }
+  }
   rule.phase = Scalar(node, "phase");
   rule.completes = node["completes"] && node["completes"].as<bool>();
   rule.progress = node["progress"] && node["progress"].as<bool>();
@@ -133,8 +149,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name,
   switch (rule.kind) {
     case RuleKind::kSignature:
       if (rule.explanation.empty() || rule.fix.empty()) {
-        return Status::InvalidArgument(
-            fmt::format("{}: signature {} needs 'explanation' and 'fix'", where, rule.id));
+        return Status::InvalidArgument(fmt::format("{}: signature {} needs 'explanation' and 'fix'", where, rule.id));
       }
       break;
     case RuleKind::kCascade:
@@ -144,15 +159,15 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name,
       break;
     case RuleKind::kPhase:
       if (PhaseIndex(rule.phase) < 0) {
-        return Status::InvalidArgument(fmt::format(
-            "{}: phase rule {} has phase '{}'; use one of process-start, distributed-init, "
-            "weight-loading, torch-compile, kv-cache-profiling, cuda-graph-capture, ready, "
-            "training, shutdown",
-            where, rule.id, rule.phase));
+        return Status::InvalidArgument(
+            fmt::format("{}: phase rule {} has phase '{}'; use one of process-start, distributed-init, "
+                        "weight-loading, torch-compile, kv-cache-profiling, cuda-graph-capture, ready, "
+                        "training, shutdown",
+                        where, rule.id, rule.phase));
       }
       if (rule.progress && re.NamedCapturingGroups().count("step") == 0) {
-        return Status::InvalidArgument(fmt::format(
-            "{}: progress rule {} must capture the counter as (?P<step>\\d+)", where, rule.id));
+        return Status::InvalidArgument(
+            fmt::format("{}: progress rule {} must capture the counter as (?P<step>\\d+)", where, rule.id));
       }
       break;
     case RuleKind::kStop:

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace faultline::rules {
 namespace {
 
@@ -17,7 +19,8 @@ rules:
     samples:
       match: ["AssertionError: DP adjusted local rank 3 is out of bounds."]
       no_match: ["local rank ok"]
-)", "t.yaml");
+)",
+                             "t.yaml");
   ASSERT_TRUE(rules.ok()) << rules.status().message();
   ASSERT_EQ(rules->size(), 1u);
   EXPECT_EQ((*rules)[0].framework, "vllm");
@@ -33,10 +36,28 @@ TEST(RuleLoaderTest, ErrorsNameFileAndLine) {
 }
 
 TEST(RuleLoaderTest, RejectsBadRegexUnknownFieldsAndMissingSamples) {
-  EXPECT_FALSE(ParseRuleFile("rules:\n  - id: a\n    kind: benign\n    pattern: '(unclosed'\n    samples: {match: [x]}\n", "f").ok());
-  EXPECT_FALSE(ParseRuleFile("rules:\n  - id: a\n    kind: benign\n    pattern: 'x'\n    colour: red\n    samples: {match: [x]}\n", "f").ok());
+  EXPECT_FALSE(
+      ParseRuleFile("rules:\n  - id: a\n    kind: benign\n    pattern: '(unclosed'\n    samples: {match: [x]}\n", "f")
+          .ok());
+  EXPECT_FALSE(
+      ParseRuleFile(
+          "rules:\n  - id: a\n    kind: benign\n    pattern: 'x'\n    colour: red\n    samples: {match: [x]}\n", "f")
+          .ok());
   EXPECT_FALSE(ParseRuleFile("rules:\n  - id: a\n    kind: benign\n    pattern: 'x'\n", "f").ok());
-  EXPECT_FALSE(ParseRuleFile("rules:\n  - id: a\n    kind: phase\n    phase: lunch\n    pattern: 'x'\n    samples: {match: [x]}\n", "f").ok());
+  EXPECT_FALSE(
+      ParseRuleFile(
+          "rules:\n  - id: a\n    kind: phase\n    phase: lunch\n    pattern: 'x'\n    samples: {match: [x]}\n", "f")
+          .ok());
+  // explains: an RE2, on signatures only
+  const char* sig = "rules:\n  - id: a\n    pattern: 'x'\n    explanation: e\n    fix: f\n    samples: {match: [x]}\n";
+  auto ok = ParseRuleFile(std::string(sig) + "    explains: 'has no attribute'\n", "f");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ((*ok)[0].explains, "has no attribute");
+  EXPECT_FALSE(ParseRuleFile(std::string(sig) + "    explains: '(unclosed'\n", "f").ok());
+  EXPECT_FALSE(
+      ParseRuleFile(
+          "rules:\n  - id: a\n    kind: benign\n    pattern: 'x'\n    explains: 'y'\n    samples: {match: [x]}\n", "f")
+          .ok());
 }
 
 TEST(RuleLoaderTest, CheckSamplesReportsMismatch) {
