@@ -91,7 +91,7 @@ def pool_of(lines):
 
 def write_with_failure(path, size, next_line, failure, rng, fail_frac=0.97):
     """Writes lines from next_line() until size bytes, the failure text at
-    fail_frac of the way."""
+    fail_frac of the way (at the end when fail_frac is 1)."""
     written = 0
     fail_at = int(size * fail_frac)
     failed = False
@@ -144,7 +144,7 @@ def gen_steps(path, size, rng):
         state["n"] += 1
         return step_line(rng, state["n"], 1000000)
 
-    write_with_failure(path, size, line, golden_log("torch-segfault"), rng)
+    write_with_failure(path, size, line, golden_log("torch-segfault"), rng, fail_frac=1.0)
 
 
 def gen_tqdm(path, size, rng):
@@ -164,7 +164,7 @@ def gen_tqdm(path, size, rng):
                          f"<{rng.randrange(60):02d}:{rng.randrange(60):02d}, {rng.uniform(1, 9):5.2f}it/s]")
         return "".join(parts) + step_line(rng, state["n"] + 1, total)
 
-    write_with_failure(path, size, line, golden_log("cuda-device-side-assert"), rng)
+    write_with_failure(path, size, line, golden_log("cuda-device-side-assert"), rng, fail_frac=1.0)
 
 
 def gen_rank_steps(path, size, rng):
@@ -175,7 +175,7 @@ def gen_rank_steps(path, size, rng):
         state["n"] += 1
         return f"[rank{state['n'] % 8}]:" + step_line(rng, state["n"] // 8 + 1, 1000000)
 
-    write_with_failure(path, size, line, golden_log("torchrun-rank-raises"), rng)
+    write_with_failure(path, size, line, golden_log("torchrun-rank-raises"), rng, fail_frac=1.0)
 
 
 def gen_vllm_phases(path, size, rng):
@@ -204,7 +204,7 @@ def gen_warn_spam(path, size, rng):
             return rng.choice(warns)
         return step_line(rng, state["n"], 1000000)
 
-    write_with_failure(path, size, line, golden_log("torch-cuda-oom"), rng)
+    write_with_failure(path, size, line, golden_log("torch-cuda-oom"), rng, fail_frac=1.0)
 
 
 def gen_dir(path, size, rng, nfiles):
@@ -250,12 +250,18 @@ SHAPES = [
 
 
 # Generated inputs are cached under the work folder; bump this when a
-# generator changes.
+# generator changes, or the shape's revision when only its generator does.
 GEN_VERSION = "v1"
+# A process that failed prints no further step lines (a step line from the
+# same process after its error means the error was recovered): the failure
+# ends these shapes.
+SHAPE_REV = {"train-steps": 2, "tqdm": 2, "rank-steps": 2, "warn-spam": 2}
 
 
 def ensure_input(work, name, gen, kind, size):
     base = os.path.join(work, name if not isinstance(gen, str) else gen)
+    if name in SHAPE_REV:
+        base += f".r{SHAPE_REV[name]}"
     if not isinstance(gen, str):
         target = base if kind == "dir" else base + ".log"
         if not os.path.exists(target + ".done"):
