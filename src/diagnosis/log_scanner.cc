@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
-#include <optional>
 #include <thread>
 
 #include "diagnosis/block_pipeline.h"
@@ -29,18 +28,18 @@ namespace {
 
 class Scanner {
  public:
-  Scanner(int file_index, bool need_times, const rules::RuleSet &rules, Findings *findings)
+  Scanner(int file_index, bool need_times, const rules::RuleSet& rules, Findings* findings)
       : file_(file_index),
         need_times_(need_times),
         rules_(rules),
         findings_(findings),
-        builder_([this](events::Event &&e) { OnEvent(std::move(e)); }) {}
+        builder_([this](events::Event&& e) { OnEvent(std::move(e)); }) {}
 
   // Walks a scanned block's lines. Lines are numbered here (the reader
   // does not count them).
-  void Block(const ScannedBlock &block) {
+  void Block(const ScannedBlock& block) {
     std::string_view data = block.data;
-    const std::vector<rules::PatternHit> &hits = block.hits;
+    const std::vector<rules::PatternHit>& hits = block.hits;
     const int64_t first_line = next_line_;
     size_t hit = 0;
     size_t pos = 0;
@@ -49,7 +48,7 @@ class Scanner {
     block_ = data;
     timed_from_ = 0;
     while (pos < data.size()) {
-      const char *nl = static_cast<const char *>(std::memchr(data.data() + pos, '\n', data.size() - pos));
+      const char* nl = static_cast<const char*>(std::memchr(data.data() + pos, '\n', data.size() - pos));
       size_t end = nl ? static_cast<size_t>(nl - data.data()) : data.size();
       std::string_view line = data.substr(pos, end - pos);
       uint32_t structure = 0;
@@ -123,7 +122,7 @@ class Scanner {
       if (!interesting || OnlyReachedPhases(p.process)) {
         NoteProcess(p, line_no);
         if (interesting && line_reached_hit_ != kNoHit) {
-          PhaseHit &ph = findings_->phases[line_reached_hit_];  // its latest mark (ranker: recovered errors)
+          PhaseHit& ph = findings_->phases[line_reached_hit_];  // its latest mark (ranker: recovered errors)
           ph.last = LineInfo{file_, line_no, {}};
           ph.last_time = last_time_;
         }
@@ -147,25 +146,25 @@ class Scanner {
 
     matches_.clear();
     bool benign = false, cascade = false, specific_phase = false;
-    std::optional<std::pair<unsigned, rules::Captures>> generic_progress;
+    generic_rules_.clear();
     for (unsigned id : line_rules_) {
-      const rules::Rule &rule = rules_.rules()[id];
+      const rules::Rule& rule = rules_.rules()[id];
+      if (rule.kind == RuleKind::kPhase && rule.progress) {
+        generic_rules_.push_back(id);  // confirmed below, only when no specific phase speaks for the line
+        continue;
+      }
       rules::Captures caps;
       if (!rules_.Confirm(id, text, &caps)) continue;  // a prefilter false positive
       switch (rule.kind) {
         case RuleKind::kPhase:
-          if (rule.progress) {
-            if (!generic_progress) generic_progress.emplace(id, std::move(caps));
-          } else {
-            specific_phase = true;
-            AddPhase(rule, id, p, line_no, caps);
-          }
+          specific_phase = true;
+          AddPhase(rule, id, p, line_no, caps);
           break;
         case RuleKind::kStop:
           AddStop(id, p, line_no);
           break;
         case RuleKind::kFact:
-          for (auto &[name, value] : caps) SetFact(name, value);
+          for (auto& [name, value] : caps) SetFact(name, value);
           break;
         case RuleKind::kBenign:
           benign = true;
@@ -181,9 +180,17 @@ class Scanner {
       }
     }
     // A generic progress shape (N/M, step N) counts only where no framework's
-    // own marker spoke for the line (a weight-loading bar is not training).
-    if (generic_progress && !specific_phase)
-      GenericProgress(generic_progress->first, generic_progress->second, p, line_no);
+    // own marker spoke for the line (a weight-loading bar is not training):
+    // the first generic rule that matches, confirmed only then (a step line
+    // of a known framework skips the capture of its counter).
+    if (!specific_phase) {
+      for (unsigned id : generic_rules_) {
+        rules::Captures caps;
+        if (!rules_.Confirm(id, text, &caps)) continue;
+        GenericProgress(id, caps, p, line_no);
+        break;
+      }
+    }
     if (structure == 0 && matches_.empty() && !builder_.NeedsEveryLine()) return;
     events::LineView view;
     view.parsed = &p;
@@ -203,7 +210,7 @@ class Scanner {
   bool OnlyReachedPhases(std::string_view process) {
     size_t hit = kNoHit;  // the phase this line marks again, if any
     for (unsigned id : line_rules_) {
-      const rules::Rule &rule = rules_.rules()[id];
+      const rules::Rule& rule = rules_.rules()[id];
       if (rule.kind == RuleKind::kBenign || rule.kind == RuleKind::kRedact) continue;
       if (rule.kind != RuleKind::kPhase) return false;
       // Progress and completion marks are kept per line (the last step, the
@@ -215,7 +222,7 @@ class Scanner {
       }
       bool reached = false;
       for (size_t i = 0; i < findings_->phases.size(); ++i) {
-        const auto &ph = findings_->phases[i];
+        const auto& ph = findings_->phases[i];
         if (ph.phase == rule.phase && ph.process.key == process && ph.completes == rule.completes) {
           reached = true;
           hit = i;
@@ -239,8 +246,8 @@ class Scanner {
     size_t e = end;  // one past a line's '\n'
     while (e > timed_from_) {
       size_t nl = e - 1;
-      const void *prev = nl > timed_from_ ? memrchr(block_.data() + timed_from_, '\n', nl - timed_from_) : nullptr;
-      size_t start = prev ? static_cast<size_t>(static_cast<const char *>(prev) - block_.data()) + 1 : timed_from_;
+      const void* prev = nl > timed_from_ ? memrchr(block_.data() + timed_from_, '\n', nl - timed_from_) : nullptr;
+      size_t start = prev ? static_cast<size_t>(static_cast<const char*>(prev) - block_.data()) + 1 : timed_from_;
       std::string_view line = block_.substr(start, nl - start);
       if (MayCarryTime(line)) {
         parse::Timestamp t = parse::ParseLine(line).time;
@@ -256,12 +263,12 @@ class Scanner {
 
   // A wrapper's identity (a compose service, a Slurm task) is the outer
   // name of the process: "task 3/rank3", or "task 3" for an unprefixed line.
-  void WithWrapperIdentity(parse::ParsedLine *p, std::string *key_buffer = nullptr) {
+  void WithWrapperIdentity(parse::ParsedLine* p, std::string* key_buffer = nullptr) {
     if (wrapper_identity_.empty()) return;
     if (p->process.empty()) {
       p->process = wrapper_identity_;
     } else {
-      std::string &key = key_buffer ? *key_buffer : process_key_;
+      std::string& key = key_buffer ? *key_buffer : process_key_;
       key.assign(wrapper_identity_);
       key += '/';
       key.append(p->process);
@@ -271,7 +278,7 @@ class Scanner {
     if (p->rank < 0) p->rank = wrapper_rank_;
   }
 
-  void NoteProcess(const parse::ParsedLine &p, int64_t line_no) {
+  void NoteProcess(const parse::ParsedLine& p, int64_t line_no) {
     std::string_view key = p.process;
     if (!cached_stats_ || key != cached_key_) {
       auto it = findings_->processes.find(key);  // no allocation on the hot path
@@ -292,16 +299,26 @@ class Scanner {
     cached_stats_->last_line.line = line_no;
   }
 
-  static std::string CaptureOf(const rules::Captures &caps, std::string_view name) {
-    for (const auto &[k, v] : caps) {
+  static std::string CaptureOf(const rules::Captures& caps, std::string_view name) {
+    for (const auto& [k, v] : caps) {
       if (k == name) return v;
     }
     return {};
   }
 
+  static void AssignCapture(const rules::Captures& caps, std::string_view name, std::string* out) {
+    for (const auto& [k, v] : caps) {
+      if (k == name) {
+        out->assign(v);
+        return;
+      }
+    }
+    out->clear();
+  }
+
   // A generic progress rule reaches its phase only when its counter rises in
   // the same process: one "3/10" could be anything, 3/10 then 4/10 is work.
-  void GenericProgress(unsigned id, const rules::Captures &caps, const parse::ParsedLine &p, int64_t line_no) {
+  void GenericProgress(unsigned id, const rules::Captures& caps, const parse::ParsedLine& p, int64_t line_no) {
     std::string step = CaptureOf(caps, "step");
     int64_t value = 0;
     auto [end, ec] = std::from_chars(step.data(), step.data() + step.size(), value);
@@ -318,7 +335,7 @@ class Scanner {
     if (rose) AddPhase(rules_.rules()[id], id, p, line_no, caps);
   }
 
-  void AddStop(size_t id, const parse::ParsedLine &p, int64_t line_no) {
+  void AddStop(size_t id, const parse::ParsedLine& p, int64_t line_no) {
     if (findings_->stops.size() >= Findings::kMaxStops) return;
     StopHit hit;
     hit.rule = id;
@@ -328,22 +345,27 @@ class Scanner {
     findings_->stops.push_back(std::move(hit));
   }
 
-  void AddPhase(const rules::Rule &rule, size_t id, const parse::ParsedLine &p, int64_t line_no,
-                const rules::Captures &caps) {
+  void AddPhase(const rules::Rule& rule, size_t id, const parse::ParsedLine& p, int64_t line_no,
+                const rules::Captures& caps) {
     if (rule.completes || rule.phase == "training") {
-      auto &marks = rule.completes  ? findings_->last_completion
+      auto& marks = rule.completes  ? findings_->last_completion
                     : rule.progress ? findings_->last_generic_progress
                                     : findings_->last_progress;
       auto it = marks.find(p.process);
       if (it == marks.end()) it = marks.emplace(std::string(p.process), ProgressMark()).first;
-      it->second.where = LineInfo{file_, line_no, std::string(p.text.substr(0, 400))};
-      it->second.time = p.time;
-      it->second.step = CaptureOf(caps, "step");
-      it->second.total = CaptureOf(caps, "total");
+      // Assigned in place: a step line's mark reuses the previous one's memory.
+      ProgressMark& mark = it->second;
+      mark.where.file = file_;
+      mark.where.line = line_no;
+      mark.where.text.assign(p.text.substr(0, 400));
+      mark.where.template_id = -1;
+      mark.time = p.time;
+      AssignCapture(caps, "step", &mark.step);
+      AssignCapture(caps, "total", &mark.total);
     }
     // Keep the first mark per (process, phase): enough to order phases.
     // Keep the latest one too: a server that answers requests after an error kept serving.
-    for (auto &ph : findings_->phases) {
+    for (auto& ph : findings_->phases) {
       if (ph.phase == rule.phase && ph.process.key == p.process && ph.completes == rule.completes &&
           ph.generic == rule.progress) {
         ph.last = LineInfo{file_, line_no, {}};
@@ -362,8 +384,8 @@ class Scanner {
     findings_->phases.push_back(std::move(hit));
   }
 
-  void SetFact(const std::string &name, const std::string &value) {
-    for (auto &[k, v] : findings_->facts) {
+  void SetFact(const std::string& name, const std::string& value) {
+    for (auto& [k, v] : findings_->facts) {
       if (k == name) {
         v = value;
         return;
@@ -372,7 +394,7 @@ class Scanner {
     findings_->facts.emplace_back(name, value);
   }
 
-  void OnEvent(events::Event &&e) {
+  void OnEvent(events::Event&& e) {
     auto it = findings_->processes.find(e.process.key);
     if (it != findings_->processes.end()) ++it->second.errors;
     if (findings_->events.size() >= Findings::kMaxEvents) {
@@ -384,13 +406,14 @@ class Scanner {
 
   int file_;
   bool need_times_;  // several inputs: every line's time orders them
-  const rules::RuleSet &rules_;
-  Findings *findings_;
+  const rules::RuleSet& rules_;
+  Findings* findings_;
   events::EventBuilder builder_;
   std::vector<unsigned> line_rules_;
+  std::vector<unsigned> generic_rules_;  // the line's generic progress rules, unconfirmed
   std::vector<events::RuleMatch> matches_;
   parse::Timestamp last_time_;
-  ProcessStats *cached_stats_ = nullptr;
+  ProcessStats* cached_stats_ = nullptr;
   std::string_view cached_key_;
   std::string last_line_;
   int64_t last_line_no_ = 0;
@@ -402,10 +425,10 @@ class Scanner {
   static constexpr size_t kNoHit = ~size_t{0};
   size_t reached_hit_ = kNoHit;       // its PhaseHit in findings_->phases
   size_t line_reached_hit_ = kNoHit;  // the PhaseHit the current line marks again
-  std::string reached_process_;  // ... by this process
-  std::string_view block_;       // the block being walked
-  size_t timed_from_ = 0;        // lines of block_ from here are not examined for time
-  bool line_examined_ = false;   // the current line's time is in last_time_
+  std::string reached_process_;       // ... by this process
+  std::string_view block_;            // the block being walked
+  size_t timed_from_ = 0;             // lines of block_ from here are not examined for time
+  bool line_examined_ = false;        // the current line's time is in last_time_
 };
 
 }  // namespace
@@ -417,9 +440,9 @@ bool MayCarryTime(std::string_view line) {
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
   // A colon at i with two digits before it and "DD:DD" after it.
   for (size_t i = 2; i + 5 < line.size(); ++i) {
-    const void *c = std::memchr(line.data() + i, ':', line.size() - 5 - i);
+    const void* c = std::memchr(line.data() + i, ':', line.size() - 5 - i);
     if (!c) return false;
-    i = static_cast<size_t>(static_cast<const char *>(c) - line.data());
+    i = static_cast<size_t>(static_cast<const char*>(c) - line.data());
     if (line[i + 3] == ':' && digit(line[i - 2]) && digit(line[i - 1]) && digit(line[i + 1]) && digit(line[i + 2]) &&
         digit(line[i + 4]) && digit(line[i + 5]))
       return true;
@@ -427,8 +450,8 @@ bool MayCarryTime(std::string_view line) {
   return false;
 }
 
-Status ScanInput(const input::InputFile &file, int file_index, bool need_times, const rules::RuleSet &rules,
-                 const parse::WrapperSet *wrappers, Findings *findings) {
+Status ScanInput(const input::InputFile& file, int file_index, bool need_times, const rules::RuleSet& rules,
+                 const parse::WrapperSet* wrappers, Findings* findings) {
   auto source = input::OpenByteSource(file.path);
   if (!source.ok()) return source.status();
   input::LineReaderOptions reader_options;
@@ -439,7 +462,7 @@ Status ScanInput(const input::InputFile &file, int file_index, bool need_times, 
   {
     static const bool kThreaded = std::thread::hardware_concurrency() > 1;
     BlockPipeline pipeline(&reader, rules.matcher(), kThreaded, wrappers);
-    while (const ScannedBlock *block = pipeline.Next()) scanner.Block(*block);
+    while (const ScannedBlock* block = pipeline.Next()) scanner.Block(*block);
     worn = pipeline.wrappers();
   }  // joins the producer: the reader is ours again
   scanner.Finish();
