@@ -1,12 +1,12 @@
 #include "rules/rule_set.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <thread>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace faultline::rules {
 
@@ -24,7 +24,9 @@ std::vector<std::pair<unsigned, std::string>> RuleSet::PatternList(
 Result<std::unique_ptr<RuleSet>> RuleSet::Build(std::vector<Rule> rules,
                                                 const std::vector<std::pair<unsigned, std::string>>& structural,
                                                 const PrecompiledDatabase* precompiled) {
+  static std::atomic<uint64_t> serials{0};
   auto set = std::unique_ptr<RuleSet>(new RuleSet());
+  set->serial_ = ++serials;
   // ~200 patterns: compiled on several threads (start-up time).
   set->compiled_.resize(rules.size());
   std::atomic<size_t> next{0};
@@ -40,8 +42,8 @@ Result<std::unique_ptr<RuleSet>> RuleSet::Build(std::vector<Rule> rules,
   for (auto& t : pool) t.join();
   for (size_t i = 0; i < rules.size(); ++i) {
     if (!set->compiled_[i]->ok()) {
-      return Status::InvalidArgument(fmt::format("{}: rule {}: bad pattern: {}", rules[i].source,
-                                                 rules[i].id, set->compiled_[i]->error()));
+      return Status::InvalidArgument(
+          fmt::format("{}: rule {}: bad pattern: {}", rules[i].source, rules[i].id, set->compiled_[i]->error()));
     }
     if (rules[i].kind == RuleKind::kRedact) set->redact_rules_.push_back(i);
   }
@@ -61,12 +63,41 @@ Result<std::unique_ptr<RuleSet>> RuleSet::Build(std::vector<Rule> rules,
   return set;
 }
 
+// RE2 guards its DFA cache with a reader-writer lock taken on every search,
+// so threads sharing one RE2 contend on that lock (several files scanned at
+// once confirm the same step-line rule millions of times). Each thread
+// confirms with its own copies, compiled on first use: a thread confirms a
+// few of the rules. The copies belong to one rule set at a time (by serial
+// number: a later set may reuse an earlier one's address).
+const RE2& RuleSet::ThreadCompiled(size_t index) const {
+  struct Copies {
+    uint64_t serial = 0;
+    std::vector<std::unique_ptr<RE2>> re;
+  };
+  thread_local Copies copies;
+  if (copies.serial != serial_) {
+    copies.serial = serial_;
+    copies.re.clear();
+  }
+  if (copies.re.size() < compiled_.size()) copies.re.resize(compiled_.size());
+  std::unique_ptr<RE2>& copy = copies.re[index];
+  if (!copy) copy = std::make_unique<RE2>(compiled_[index]->pattern(), compiled_[index]->options());
+  return *copy;
+}
+
 bool RuleSet::Confirm(size_t index, std::string_view line, Captures* captures) const {
-  const RE2& re = *compiled_[index];
+  const RE2& re = ThreadCompiled(index);
   int groups = re.NumberOfCapturingGroups();
   if (groups == 0) return RE2::PartialMatch(line, re);
-  std::vector<re2::StringPiece> sub(groups + 1);
-  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, sub.data(), groups + 1)) {
+  // Most rules have a few groups: their submatches live on the stack.
+  re2::StringPiece small[8];
+  std::vector<re2::StringPiece> large;
+  re2::StringPiece* sub = small;
+  if (groups + 1 > 8) {
+    large.resize(groups + 1);
+    sub = large.data();
+  }
+  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, sub, groups + 1)) {
     return false;
   }
   if (captures) {

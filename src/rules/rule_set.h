@@ -3,13 +3,14 @@
 #ifndef FAULTLINE_RULES_RULE_SET_H_
 #define FAULTLINE_RULES_RULE_SET_H_
 
+#include <re2/re2.h>
+
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <re2/re2.h>
 
 #include "rules/pattern_matcher.h"
 #include "rules/rule.h"
@@ -34,9 +35,9 @@ class RuleSet {
   // `structural` patterns join the same Hyperscan database with their own
   // ids (each >= kStructuralBase). When `precompiled` was built from exactly
   // this pattern list it is loaded instead of compiling.
-  static Result<std::unique_ptr<RuleSet>> Build(
-      std::vector<Rule> rules, const std::vector<std::pair<unsigned, std::string>>& structural = {},
-      const PrecompiledDatabase* precompiled = nullptr);
+  static Result<std::unique_ptr<RuleSet>> Build(std::vector<Rule> rules,
+                                                const std::vector<std::pair<unsigned, std::string>>& structural = {},
+                                                const PrecompiledDatabase* precompiled = nullptr);
 
   // The (id, pattern) list Build() compiles for these rules.
   static std::vector<std::pair<unsigned, std::string>> PatternList(
@@ -46,12 +47,16 @@ class RuleSet {
   const PatternMatcher& matcher() const { return *matcher_; }
 
   // Runs rule `index`'s RE2 on line; on a match fills *captures (named groups).
+  // Thread-safe; each calling thread matches with its own copy of the RE2.
   bool Confirm(size_t index, std::string_view line, Captures* captures) const;
 
   // Masks every secret that a redact rule matches.
   std::string Redact(std::string_view text) const;
 
  private:
+  const RE2& ThreadCompiled(size_t index) const;  // this thread's copy of compiled_[index]
+
+  uint64_t serial_ = 0;  // unique per Build() in the process
   std::vector<Rule> rules_;
   std::vector<std::unique_ptr<RE2>> compiled_;
   std::vector<size_t> redact_rules_;

@@ -1,6 +1,11 @@
 #include "rules/rule_set.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "rules/rule_loader.h"
 
@@ -24,7 +29,8 @@ rules:
     pattern: 'hf_[A-Za-z0-9]{20,}'
     replacement: 'hf_***'
     samples: {match: ['HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz']}
-)", "t.yaml");
+)",
+                             "t.yaml");
   EXPECT_TRUE(rules.ok()) << rules.status().message();
   return *rules;
 }
@@ -48,6 +54,53 @@ TEST(RuleSetTest, ScanFindsHitsInABlockAndConfirmCaptures) {
   ASSERT_EQ(caps.size(), 1u);
   EXPECT_EQ(caps[0], (std::pair<std::string, std::string>{"rank", "3"}));
   EXPECT_FALSE((*set)->Confirm(0, "nothing here", nullptr));
+}
+
+TEST(RuleSetTest, ConfirmFromSeveralThreadsGivesEveryThreadTheSameAnswer) {
+  auto set = RuleSet::Build(TestRules());
+  ASSERT_TRUE(set.ok());
+  const RuleSet& rules = **set;
+  std::vector<int> matched(4, 0);
+  std::vector<std::string> ranks(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        Captures caps;
+        if (rules.Confirm(0, "local rank " + std::to_string(t) + " is out of bounds", &caps)) ++matched[t];
+        if (!caps.empty()) ranks[t] = caps[0].second;
+        if (rules.Confirm(0, "local rank x is out of bounds", nullptr)) --matched[t];
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int t = 0; t < 4; ++t) {
+    EXPECT_EQ(matched[t], 200);
+    EXPECT_EQ(ranks[t], std::to_string(t));
+  }
+}
+
+TEST(RuleSetTest, ALaterRuleSetConfirmsWithItsOwnPatterns) {
+  // A thread's RE2 copies belong to one rule set: a set built after another
+  // (maybe at the same address) must not match with the first one's copies.
+  auto rules_of = [](const char* word) {
+    auto r = ParseRuleFile(fmt::format("rules:\n  - id: t.one\n    kind: fact\n    pattern: '(?P<v>{0})'\n"
+                                       "    samples: {{match: ['{0}']}}\n",
+                                       word),
+                           "t.yaml");
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return *r;
+  };
+
+  {
+    auto first = RuleSet::Build(rules_of("alpha"));
+    ASSERT_TRUE(first.ok());
+    EXPECT_TRUE((*first)->Confirm(0, "alpha", nullptr));
+  }
+  auto second = RuleSet::Build(rules_of("beta"));
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE((*second)->Confirm(0, "beta", nullptr));
+  EXPECT_FALSE((*second)->Confirm(0, "alpha", nullptr));
 }
 
 TEST(RuleSetTest, RenderUsesCapturesFactsAndProducts) {
