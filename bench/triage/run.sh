@@ -6,7 +6,8 @@
 # rg -j1, rg and faultline times in the same run, the ratios, faultline's
 # peak RSS and whether its root cause is the one the embedded failure has.
 # usage: bench/triage/run.sh BUILD_DIR [SIZE_MB]   (default 256 MiB a shape;
-# FAULTLINE_BENCH_RUNS=N runs per contender, FAULTLINE_BENCH_SHAPES=a,b)
+# FAULTLINE_BENCH_RUNS=N runs per contender, FAULTLINE_BENCH_SHAPES=a,b,
+# FAULTLINE_BENCH_BASELINE=OTHER_BINARY timed beside it)
 set -euo pipefail
 build=$(realpath "${1:-build}")
 size_mb=${2:-${FAULTLINE_BENCH_MB:-256}}

@@ -14,6 +14,7 @@ peak RSS (its own, from wait4). Output of every contender goes to a pipe
 (GNU grep stops at the first match when its output is /dev/null).
 
 usage: shapes.py FAULTLINE_BINARY [--mb N] [--runs N] [--only a,b] [--work DIR]
+                 [--baseline OTHER_FAULTLINE_BINARY]
 """
 import argparse
 import functools
@@ -301,7 +302,15 @@ def run_once(argv, feed=None):
     return time.perf_counter() - t0, ru.ru_maxrss, p.returncode, out
 
 
-def contenders(fl, path, kind):
+def contenders(fl, path, kind, baseline=None):
+    found = contenders_of(fl, path, kind)
+    if baseline:  # the same command with another faultline binary (before/after a change, in one run)
+        argv, feed = found["faultline"]
+        found["fl-base"] = ([baseline] + argv[1:], feed)
+    return found
+
+
+def contenders_of(fl, path, kind):
     pat = PATTERN
     if kind == "dir":
         return {"grep": (["grep", "-ricE", pat, path], None), "rg -j1": (["rg", "-j1", "-ic", pat, path], None),
@@ -341,6 +350,7 @@ def main():
     ap.add_argument("--work", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "faultline-bench"))
     ap.add_argument("--json", help="also write the rows here")
     ap.add_argument("--jobs", type=int, default=1, help="generate this many inputs at once")
+    ap.add_argument("--baseline", default=os.environ.get("FAULTLINE_BENCH_BASELINE"), help="another faultline binary timed beside the first (column base s, fl/base)")
     args = ap.parse_args()
     fl = os.path.abspath(args.faultline)
     have_rg = shutil.which("rg") is not None
@@ -358,6 +368,9 @@ def main():
     rows = []
     hdr = (f"{'shape':<12} {'MiB':>5} {'grep s':>7} {'rg-j1 s':>7} {'rg s':>7} {'fl s':>7} {'fl/rg':>6} "
            f"{'fl/rg1':>6} {'fl/grep':>7} {'RSS MiB':>7}  root cause")
+    if args.baseline:
+        hdr = hdr.replace(" fl/rg ", f" {'base s':>7} {'fl/base':>7} fl/rg ", 1)
+    baseline = os.path.abspath(args.baseline) if args.baseline else None
     print(f"cores {os.cpu_count()}, {args.runs} runs each (median), pattern '{PATTERN}'", flush=True)
     print(hdr, flush=True)
     ok = True
@@ -369,7 +382,7 @@ def main():
         times = {}
         rss = 0
         root = None
-        for who, (argv, feed) in contenders(fl, path, kind).items():
+        for who, (argv, feed) in contenders(fl, path, kind, baseline).items():
             if who.startswith("rg") and not have_rg:
                 continue
             ts = []
@@ -388,8 +401,9 @@ def main():
         ok = ok and right and rss < 200 * 1024
         ratio = lambda a, b: f"{times[a] / times[b]:.2f}" if a in times and b in times and times[b] > 0 else "-"
         fmt_t = lambda w: f"{times[w]:.3f}" if w in times else "-"
+        base = f"{fmt_t('fl-base'):>7} {ratio('faultline', 'fl-base'):>7} " if baseline else ""
         print(f"{name:<12} {input_bytes(path) >> 20:>5} {fmt_t('grep'):>7} {fmt_t('rg -j1'):>7} {fmt_t('rg'):>7} "
-              f"{fmt_t('faultline'):>7} {ratio('faultline', 'rg'):>6} {ratio('faultline', 'rg -j1'):>6} "
+              f"{fmt_t('faultline'):>7} {base}{ratio('faultline', 'rg'):>6} {ratio('faultline', 'rg -j1'):>6} "
               f"{ratio('faultline', 'grep'):>7} {rss / 1024:>7.1f}  {'yes' if right else 'NO: ' + str(root)[:60]}",
               flush=True)
         rows.append({"shape": name, "bytes": input_bytes(path), "times": times, "rss_kib": rss, "root_ok": right})
