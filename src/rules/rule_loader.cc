@@ -260,7 +260,14 @@ Result<std::vector<Rule>> LoadBuiltinRules() {
   std::vector<std::optional<Result<std::vector<Rule>>>> parsed(files.size());
   auto parse = [&](size_t i) {
     // rules/ also holds data for other stages (the GPU catalog, stall
-    // classes, miner settings); triage rules are the files with a rules: list.
+    // classes, miner settings); triage rules are the files with a rules: list,
+    // which every built-in rule file opens at the start of a line (block
+    // style): the others are not parsed at all.
+    std::string_view text = files[i].second;
+    if (text.substr(0, 6) != "rules:" && text.find("\nrules:") == std::string_view::npos) {
+      parsed[i].emplace(std::vector<Rule>());
+      return;
+    }
     std::string file = "rules/" + std::string(files[i].first);
     auto root = LoadYaml(files[i].second, file);
     if (!root.ok()) {

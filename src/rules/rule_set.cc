@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <thread>
 #include <vector>
 
 namespace faultline::rules {
@@ -27,25 +26,19 @@ Result<std::unique_ptr<RuleSet>> RuleSet::Build(std::vector<Rule> rules,
   static std::atomic<uint64_t> serials{0};
   auto set = std::unique_ptr<RuleSet>(new RuleSet());
   set->serial_ = ++serials;
-  // ~200 patterns: compiled on several threads (start-up time).
+  // Only the redact rules are compiled here: a rule is confirmed with the
+  // confirming thread's own copy (ThreadCompiled), compiled on first use, so
+  // start-up does not compile ~200 patterns that most logs never hit. The
+  // loader has checked every pattern.
   set->compiled_.resize(rules.size());
-  std::atomic<size_t> next{0};
-  auto compile = [&] {
-    for (size_t i; (i = next++) < rules.size();) {
-      set->compiled_[i] = std::make_unique<RE2>(rules[i].pattern, RE2::Quiet);
-    }
-  };
-  const size_t threads = std::min<size_t>(rules.size() / 16 + 1, std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(compile);
-  compile();
-  for (auto& t : pool) t.join();
   for (size_t i = 0; i < rules.size(); ++i) {
+    if (rules[i].kind != RuleKind::kRedact) continue;
+    set->compiled_[i] = std::make_unique<RE2>(rules[i].pattern, RE2::Quiet);
     if (!set->compiled_[i]->ok()) {
       return Status::InvalidArgument(
           fmt::format("{}: rule {}: bad pattern: {}", rules[i].source, rules[i].id, set->compiled_[i]->error()));
     }
-    if (rules[i].kind == RuleKind::kRedact) set->redact_rules_.push_back(i);
+    set->redact_rules_.push_back(i);
   }
   auto patterns = PatternList(rules, structural);
   std::unique_ptr<PatternMatcher> matcher;
@@ -79,14 +72,15 @@ const RE2& RuleSet::ThreadCompiled(size_t index) const {
     copies.serial = serial_;
     copies.re.clear();
   }
-  if (copies.re.size() < compiled_.size()) copies.re.resize(compiled_.size());
+  if (copies.re.size() < rules_.size()) copies.re.resize(rules_.size());
   std::unique_ptr<RE2>& copy = copies.re[index];
-  if (!copy) copy = std::make_unique<RE2>(compiled_[index]->pattern(), compiled_[index]->options());
+  if (!copy) copy = std::make_unique<RE2>(rules_[index].pattern, RE2::Quiet);
   return *copy;
 }
 
 bool RuleSet::Confirm(size_t index, std::string_view line, Captures* captures) const {
   const RE2& re = ThreadCompiled(index);
+  if (!re.ok()) return false;  // a pattern the loader did not check
   int groups = re.NumberOfCapturingGroups();
   if (groups == 0) return RE2::PartialMatch(line, re);
   // Most rules have a few groups: their submatches live on the stack.

@@ -35,6 +35,8 @@ class RuleSet {
   // `structural` patterns join the same Hyperscan database with their own
   // ids (each >= kStructuralBase). When `precompiled` was built from exactly
   // this pattern list it is loaded instead of compiling.
+  // REQUIRES: the rules' patterns are valid RE2 (the loader checks them; a
+  // bad one never confirms).
   static Result<std::unique_ptr<RuleSet>> Build(std::vector<Rule> rules,
                                                 const std::vector<std::pair<unsigned, std::string>>& structural = {},
                                                 const PrecompiledDatabase* precompiled = nullptr);
@@ -58,7 +60,7 @@ class RuleSet {
 
   uint64_t serial_ = 0;  // unique per Build() in the process
   std::vector<Rule> rules_;
-  std::vector<std::unique_ptr<RE2>> compiled_;
+  std::vector<std::unique_ptr<RE2>> compiled_;  // redact rules only (others: ThreadCompiled)
   std::vector<size_t> redact_rules_;
   std::unique_ptr<PatternMatcher> matcher_;
 };
