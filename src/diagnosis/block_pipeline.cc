@@ -28,8 +28,8 @@ void CleanInto(std::string_view data, std::string* out) {
 void SetPipelineScanThreads(int n) { scan_threads_hint = n; }
 
 BlockPipeline::BlockPipeline(input::LineReader* reader, const rules::PatternMatcher& matcher, bool threaded,
-                             const parse::WrapperSet* wrappers)
-    : reader_(reader), matcher_(matcher), wrappers_(wrappers) {
+                             const parse::WrapperSet* wrappers, ConfirmHook confirm)
+    : reader_(reader), matcher_(matcher), wrappers_(wrappers), confirm_(std::move(confirm)) {
   int n = 0;
   if (threaded) {
     n = scan_threads_hint;
@@ -155,6 +155,8 @@ void BlockPipeline::Scan(ScannedBlock* out) const {
   if (!std::is_sorted(out->hits.begin(), out->hits.end(), by_end)) {
     std::stable_sort(out->hits.begin(), out->hits.end(), by_end);
   }
+  out->confirmed.clear();
+  if (confirm_) confirm_(out);
 }
 
 void BlockPipeline::ScanLoop() {

@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,6 +30,7 @@
 #include "input/line_reader.h"
 #include "parse/wrapper.h"
 #include "rules/pattern_matcher.h"
+#include "rules/rule_set.h"
 
 namespace faultline::diagnosis {
 
@@ -41,8 +43,18 @@ struct ScannedBlock {
   std::vector<uint32_t> line_identity;
   std::vector<std::string> identities;
   std::vector<int> identity_rank;  // rank the wrapper gives, -1 when none
-  std::string scratch;             // cleaning buffer (swapped with data)
-  bool cleaned = false;            // data is already cleaned (and peeled)
+  // Rule hits already confirmed on the scan thread (the pipeline's confirm
+  // hook), one per (line, rule), in order of line end (the offset of the
+  // line's '\n', or data.size()).
+  struct Confirmed {
+    size_t line_end;
+    unsigned id;
+    bool matched;
+    rules::Captures captures;
+  };
+  std::vector<Confirmed> confirmed;
+  std::string scratch;   // cleaning buffer (swapped with data)
+  bool cleaned = false;  // data is already cleaned (and peeled)
   int64_t seq = 0;
 };
 
@@ -56,8 +68,11 @@ class BlockPipeline {
   static constexpr size_t kSlack = 2;
   // `wrappers` (may be null) are detected from the input's first lines and
   // peeled from every line before the scan.
+  // `confirm` (may be empty) runs on each block after its scan, on the scan
+  // thread: it may fill the block's `confirmed`.
+  using ConfirmHook = std::function<void(ScannedBlock*)>;
   BlockPipeline(input::LineReader* reader, const rules::PatternMatcher& matcher, bool threaded,
-                const parse::WrapperSet* wrappers = nullptr);
+                const parse::WrapperSet* wrappers = nullptr, ConfirmHook confirm = {});
   ~BlockPipeline();
   BlockPipeline(const BlockPipeline&) = delete;
   BlockPipeline& operator=(const BlockPipeline&) = delete;
@@ -78,6 +93,7 @@ class BlockPipeline {
   input::LineReader* reader_;
   const rules::PatternMatcher& matcher_;
   const parse::WrapperSet* wrappers_;
+  ConfirmHook confirm_;
   std::vector<std::unique_ptr<ScannedBlock>> storage_;
   ScannedBlock* current_ = nullptr;
 

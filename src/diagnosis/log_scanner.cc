@@ -46,6 +46,8 @@ class Scanner {
     int64_t line_no = first_line;
     size_t index = 0;  // of the line in the block
     block_ = data;
+    confirmed_ = &block.confirmed;
+    next_confirmed_ = 0;
     timed_from_ = 0;
     while (pos < data.size()) {
       const char* nl = static_cast<const char*>(std::memchr(data.data() + pos, '\n', data.size() - pos));
@@ -70,6 +72,7 @@ class Scanner {
         wrapper_identity_ = {};
         wrapper_rank_ = -1;
       }
+      line_end_ = end;
       Line(line, line_no, structure, pos);
       if (need_times_ && line_examined_) timed_from_ = end + 1;
       pos = end + 1;
@@ -79,6 +82,7 @@ class Scanner {
     if (need_times_) ResolveTime(data.size());  // the next block cannot look back here
     timed_from_ = 0;
     block_ = {};
+    confirmed_ = nullptr;
     RememberLastLine(data, line_no - 1);
     next_line_ = line_no;
   }
@@ -154,7 +158,7 @@ class Scanner {
         continue;
       }
       rules::Captures caps;
-      if (!rules_.Confirm(id, text, &caps)) continue;  // a prefilter false positive
+      if (!Confirm(id, text, &caps)) continue;  // a prefilter false positive
       switch (rule.kind) {
         case RuleKind::kPhase:
           specific_phase = true;
@@ -202,6 +206,21 @@ class Scanner {
     view.cascade_rule = cascade;
     view.template_id = template_id;
     builder_.Add(view);
+  }
+
+  // Rule `id` on the current line: the scan thread's answer when it gave
+  // one (ConfirmOnScanThread), else confirmed here.
+  bool Confirm(unsigned id, std::string_view text, rules::Captures* caps) {
+    if (confirmed_) {
+      const auto& all = *confirmed_;
+      while (next_confirmed_ < all.size() && all[next_confirmed_].line_end < line_end_) ++next_confirmed_;
+      for (size_t i = next_confirmed_; i < all.size() && all[i].line_end == line_end_; ++i) {
+        if (all[i].id != id) continue;
+        *caps = all[i].captures;
+        return all[i].matched;
+      }
+    }
+    return rules_.Confirm(id, text, caps);
   }
 
   // True when every rule hit on the line is a phase mark its process already
@@ -423,13 +442,72 @@ class Scanner {
   int64_t next_line_ = 1;
   unsigned reached_rule_ = ~0u;  // the last phase rule found already reached
   static constexpr size_t kNoHit = ~size_t{0};
-  size_t reached_hit_ = kNoHit;       // its PhaseHit in findings_->phases
-  size_t line_reached_hit_ = kNoHit;  // the PhaseHit the current line marks again
-  std::string reached_process_;       // ... by this process
-  std::string_view block_;            // the block being walked
-  size_t timed_from_ = 0;             // lines of block_ from here are not examined for time
-  bool line_examined_ = false;        // the current line's time is in last_time_
+  size_t reached_hit_ = kNoHit;                                      // its PhaseHit in findings_->phases
+  size_t line_reached_hit_ = kNoHit;                                 // the PhaseHit the current line marks again
+  std::string reached_process_;                                      // ... by this process
+  std::string_view block_;                                           // the block being walked
+  const std::vector<ScannedBlock::Confirmed>* confirmed_ = nullptr;  // its hits confirmed on the scan thread
+  size_t next_confirmed_ = 0;                                        // the first of them not before the current line
+  size_t line_end_ = 0;                                              // the current line's end in block_
+  size_t timed_from_ = 0;       // lines of block_ from here are not examined for time
+  bool line_examined_ = false;  // the current line's time is in last_time_
 };
+
+}  // namespace
+
+namespace {
+
+// The rules whose hits Scanner::Line confirms on every line they hit, whatever
+// the scan has seen before: errors, stops, facts, and the phase marks kept
+// per line (training, completion). The others are confirmed only when the
+// line needs it (a phase already reached, a benign look-alike, a generic
+// counter) and stay with the scanner.
+std::vector<bool> AlwaysConfirmed(const rules::RuleSet& rules) {
+  std::vector<bool> out(rules.rules().size(), false);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const rules::Rule& r = rules.rules()[i];
+    switch (r.kind) {
+      case RuleKind::kSignature:
+      case RuleKind::kCascade:
+      case RuleKind::kStop:
+      case RuleKind::kFact:
+        out[i] = true;
+        break;
+      case RuleKind::kPhase:
+        out[i] = !r.progress && (r.completes || r.phase == "training");
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+// Confirms a block's always-confirmed hits on the scan thread (RE2 work off
+// the scanner's serial walk), once per (line, rule). A hit belongs to the
+// line whose end is the first at or after the hit's end, as in Scanner::Block.
+void ConfirmOnScanThread(const rules::RuleSet& rules, const std::vector<bool>& always, ScannedBlock* block) {
+  std::string_view data = block->data;
+  size_t line_start = 0, line_end = std::string_view::npos;
+  size_t first_of_line = 0;  // in block->confirmed
+  for (const rules::PatternHit& h : block->hits) {
+    if (h.id >= always.size() || !always[h.id]) continue;
+    if (line_end == std::string_view::npos || h.end > line_end) {
+      if (h.end >= data.size()) break;  // past the last line
+      const void* nl = std::memchr(data.data() + h.end, '\n', data.size() - h.end);
+      line_end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data.data()) : data.size();
+      const void* prev = line_end > 0 ? memrchr(data.data(), '\n', line_end) : nullptr;
+      line_start = prev ? static_cast<size_t>(static_cast<const char*>(prev) - data.data()) + 1 : 0;
+      first_of_line = block->confirmed.size();
+    }
+    bool seen = false;
+    for (size_t i = first_of_line; i < block->confirmed.size() && !seen; ++i) seen = block->confirmed[i].id == h.id;
+    if (seen) continue;
+    ScannedBlock::Confirmed c{line_end, h.id, false, {}};
+    c.matched = rules.Confirm(h.id, data.substr(line_start, line_end - line_start), &c.captures);
+    block->confirmed.push_back(std::move(c));
+  }
+}
 
 }  // namespace
 
@@ -461,7 +539,9 @@ Status ScanInput(const input::InputFile& file, int file_index, bool need_times, 
   std::string worn;
   {
     static const bool kThreaded = std::thread::hardware_concurrency() > 1;
-    BlockPipeline pipeline(&reader, rules.matcher(), kThreaded, wrappers);
+    const std::vector<bool> always = AlwaysConfirmed(rules);
+    BlockPipeline pipeline(&reader, rules.matcher(), kThreaded, wrappers,
+                           [&rules, &always](ScannedBlock* block) { ConfirmOnScanThread(rules, always, block); });
     while (const ScannedBlock* block = pipeline.Next()) scanner.Block(*block);
     worn = pipeline.wrappers();
   }  // joins the producer: the reader is ours again
