@@ -36,10 +36,12 @@ TEST(LineParserTest, TorchCompileIdBelongsToTheGlogHeader) {
   const char* prefix =
       "(EngineCore_DP0 pid=116603) [rank0]:E0731 16:03:52.115000 116603 "
       "site-packages/torch/_inductor/runtime/triton_heuristics.py:539] [1/0]";
-  auto start = ParseLine(std::string(prefix) + " Traceback (most recent call last):");
+  const std::string start_line = std::string(prefix) + " Traceback (most recent call last):";
+  auto start = ParseLine(start_line);  // ParsedLine views the line: keep it alive
   EXPECT_EQ(start.level, Level::kError);
   EXPECT_EQ(start.message, "Traceback (most recent call last):");
-  auto frame = ParseLine(std::string(prefix) + "   File \"/x/compiler.py\", line 5, in compile");
+  const std::string frame_line = std::string(prefix) + "   File \"/x/compiler.py\", line 5, in compile";
+  auto frame = ParseLine(frame_line);
   EXPECT_EQ(frame.message, "  File \"/x/compiler.py\", line 5, in compile");
   auto restart =
       ParseLine("[rank0]:W0731 16:03:52.115000 116603 torch/_dynamo/convert_frame.py:1] [0/2_1] recompiling");
