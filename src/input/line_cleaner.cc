@@ -25,7 +25,10 @@ size_t EscapeLength(std::string_view s) {
     }
     return i < s.size() ? i + 1 : s.size();
   }
-  if (kind == ']') {  // OSC: up to BEL or ESC '\'
+  // String sequences, up to BEL or ESC '\': OSC (terminal titles,
+  // hyperlinks), APC (Buildkite's "ESC _bk;t=1715267710123 BEL" time stamps),
+  // DCS, PM, SOS.
+  if (kind == ']' || kind == '_' || kind == 'P' || kind == '^' || kind == 'X') {
     for (size_t i = 2; i < s.size(); ++i) {
       if (s[i] == '\a') return i + 1;
       if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '\\') return i + 2;

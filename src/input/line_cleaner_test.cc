@@ -32,6 +32,14 @@ TEST(LineCleanerTest, TrailingCarriageReturnAfterRewriteKeepsContent) {
   EXPECT_EQ(Clean("a\rbb\r"), "bb");
 }
 
+// Buildkite writes its time stamps as APC strings (ESC _ bk;t=MILLIS BEL),
+// terminals' hyperlinks and titles are OSC strings: none of it is text.
+TEST(LineCleanerTest, StripsApcAndOscStrings) {
+  EXPECT_EQ(Clean("\x1b_bk;t=1715267710123\x07[rank0]: Traceback (most recent call last):"),
+            "[rank0]: Traceback (most recent call last):");
+  EXPECT_EQ(Clean("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ done"), "link done");
+}
+
 TEST(LineCleanerTest, InvalidUtf8IsKept) { EXPECT_EQ(Clean("caf\xe9"), "caf\xe9"); }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "parse/prefix_learner.h"
+
 namespace faultline::parse {
 
 namespace {
@@ -185,6 +187,18 @@ WrapperStack WrapperSet::Detect(const std::vector<std::string_view>& first_lines
       if (!s.empty()) lines.push_back(s);
     }
   }
+  if (auto learned = LearnPrefix(lines)) {
+    auto re = std::make_shared<RE2>(learned->pattern, RE2::Quiet);
+    size_t hits = 0;
+    for (auto l : lines) {
+      re2::StringPiece rest(l.data(), l.size());
+      if (re->ok() && RE2::Consume(&rest, *re)) ++hits;
+    }
+    if (re->ok() && hits * 2 >= lines.size()) {
+      stack.learned_ = std::move(re);
+      stack.learned_shape_ = learned->shape;
+    }
+  }
   return stack;
 }
 
@@ -194,6 +208,7 @@ std::string WrapperStack::Describe() const {
     if (!out.empty()) out += '+';
     out += set_->specs()[layer].id;
   }
+  if (learned_) out += fmt::format("{}learned \"{}\"", out.empty() ? "" : "+", learned_shape_);
   return out;
 }
 
@@ -222,6 +237,13 @@ PeeledLine WrapperStack::Peel(std::string_view line, std::string* scratch) const
     if (!spec.rank_capture.empty()) {
       int rank = RankOf(Lookup(caps, spec.rank_capture));
       if (rank >= 0) out.rank = rank;
+    }
+  }
+  if (learned_) {
+    re2::StringPiece rest(out.inner.data(), out.inner.size());
+    if (RE2::Consume(&rest, *learned_)) {
+      out.inner = std::string_view(rest.data(), rest.size());
+      out.peeled = true;
     }
   }
   out.identity = std::move(identity);

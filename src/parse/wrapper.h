@@ -13,6 +13,9 @@
 // itself (its first lines); they may stack (kubectl --timestamps around a
 // docker compose prefix), so detection repeats on the peeled lines.
 //
+// A prefix no spec describes is learned from the same first lines
+// (parse/prefix_learner.h) and peeled as the innermost layer.
+//
 // A WrapperSet is immutable after Build() and may be shared by threads; a
 // WrapperStack is used by one thread.
 #ifndef FAULTLINE_PARSE_WRAPPER_H_
@@ -63,8 +66,9 @@ class WrapperSet;
 // The wrappers one input wears, outermost first.
 class WrapperStack {
  public:
-  bool empty() const { return layers_.empty(); }
-  // Ids, outermost first ("kubectl-timestamps+docker-compose").
+  bool empty() const { return layers_.empty() && !learned_; }
+  // Ids, outermost first ("kubectl-timestamps+docker-compose"); a learned
+  // prefix shows as its shape: learned "[w] ".
   std::string Describe() const;
 
   // Peels every layer that matches this line. `scratch` holds decoded text
@@ -75,6 +79,8 @@ class WrapperStack {
   friend class WrapperSet;
   std::vector<size_t> layers_;
   const WrapperSet* set_ = nullptr;
+  std::shared_ptr<const re2::RE2> learned_;  // innermost, when one was learned
+  std::string learned_shape_;
 };
 
 class WrapperSet {
@@ -84,7 +90,8 @@ class WrapperSet {
 
   // Detects the wrappers from a file's first lines: a wrapper is worn when
   // it matches at least half of the non-empty sample lines; detection
-  // repeats on the peeled lines, up to four layers.
+  // repeats on the peeled lines, up to four layers; then a prefix that no
+  // spec describes may be learned from what is left.
   WrapperStack Detect(const std::vector<std::string_view>& first_lines) const;
 
   const std::vector<WrapperSpec>& specs() const { return specs_; }

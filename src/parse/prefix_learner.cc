@@ -1,0 +1,136 @@
+#include "parse/prefix_learner.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <map>
+
+#include "parse/line_parser.h"
+
+namespace faultline::parse {
+namespace {
+
+// Prefixes longer than this are not wrappers (a collector adds a time, a
+// host, a stream name, a pod: tens of characters).
+constexpr size_t kMaxPrefix = 96;
+// Fewer recognised lines than this say nothing about a file.
+constexpr size_t kMinEvidence = 4;
+// Lines read (each is parsed at every token boundary of its first
+// kMaxPrefix characters).
+constexpr size_t kSampleLines = 64;
+
+bool IsWord(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+
+// Lines of Python's own that start where the job's output starts, in a
+// script that prints no logger header: a traceback's first line, its frames,
+// and an exception line ("OSError: ...", "torch.OutOfMemoryError: ...").
+bool PythonLineStart(std::string_view line) {
+  static const RE2 kStart(
+      R"((?:Traceback \(most recent call last\):|  File "[^"]+", line \d+|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)(?::|$)))");
+  re2::StringPiece rest(line.data(), line.size());
+  return RE2::Consume(&rest, kStart);
+}
+
+// How much of `line` the parser reads as prefixes and headers (0: none of
+// it, npos: it does not recognise the line at all).
+size_t HeaderLength(std::string_view line) {
+  ParsedLine p = ParseLine(line);
+  if (p.format.empty() && p.process.empty()) return PythonLineStart(line) ? 0 : std::string_view::npos;
+  return line.size() - p.message.size();
+}
+
+// Where the framework's own line starts: the token boundary (0 included)
+// after which the parser reads the most of the line as prefixes and headers
+// — the framework's "(Worker pid=7) ERROR ... [file:line] ", not a time
+// stamp the parser happens to read inside the wrapper; the earliest such
+// boundary; npos when the parser recognises nothing.
+size_t RecognisedFrom(std::string_view line) {
+  size_t best = HeaderLength(line), best_end = best == std::string_view::npos ? 0 : best;
+  if (best != std::string_view::npos) best = 0;
+  const size_t limit = std::min(line.size(), kMaxPrefix);
+  for (size_t i = 1; i < limit; ++i) {
+    // A wrapper ends after a blank or a separator, never inside a word; a
+    // traceback frame keeps its own two-blank indentation.
+    // Nor after an opening bracket: "[" starts something (a time the
+    // parser would read inside the wrapper), it ends nothing.
+    if (IsWord(line[i - 1]) || std::string_view("([{<").find(line[i - 1]) != std::string_view::npos) continue;
+    if (IsBlank(line[i]) && !PythonLineStart(line.substr(i))) continue;
+    const size_t header = HeaderLength(line.substr(i));
+    if (header == std::string_view::npos) continue;
+    if (best == std::string_view::npos || i + header > best_end) best = i, best_end = i + header;
+  }
+  return best;
+}
+
+std::string PatternOfShape(std::string_view shape) {
+  const size_t trailing = shape.find_last_not_of(" \t") + 1;  // shape has a word
+  std::string out;
+  for (size_t i = 0; i < trailing; ++i) {
+    const char c = shape[i];
+    if (c == 'w') {
+      out += R"([\w.\-]+)";
+    } else if (c == ' ') {
+      out += R"([ \t]+)";
+    } else {
+      out += RE2::QuoteMeta(std::string(1, c));
+    }
+  }
+  return out + RE2::QuoteMeta(std::string(shape.substr(trailing)));
+}
+
+}  // namespace
+
+std::string PrefixShape(std::string_view prefix) {
+  std::string shape;
+  for (size_t i = 0; i < prefix.size();) {
+    if (IsWord(prefix[i])) {
+      while (i < prefix.size() && IsWord(prefix[i])) ++i;
+      shape += 'w';
+    } else if (IsBlank(prefix[i])) {
+      const size_t start = i;
+      while (i < prefix.size() && IsBlank(prefix[i])) ++i;
+      // The last run is kept as it is: peeling it must not take the
+      // indentation of the line it wraps.
+      if (i == prefix.size()) {
+        shape.append(prefix.substr(start));
+      } else {
+        shape += ' ';
+      }
+    } else {
+      shape += prefix[i++];
+    }
+  }
+  return shape;
+}
+
+std::optional<LearnedPrefix> LearnPrefix(const std::vector<std::string_view>& lines) {
+  size_t as_is = 0, after_prefix = 0;
+  std::map<std::string, size_t> shapes;
+  for (size_t n = 0; n < lines.size() && n < kSampleLines; ++n) {
+    const std::string_view line = lines[n];
+    const size_t from = RecognisedFrom(line);
+    if (from == std::string_view::npos) continue;
+    const std::string_view prefix = line.substr(0, from);
+    if (from == 0 || prefix.find_first_not_of(" \t") == std::string_view::npos) {  // indentation only
+      ++as_is;
+      continue;
+    }
+    ++after_prefix;
+    ++shapes[PrefixShape(prefix)];
+  }
+  if (after_prefix < kMinEvidence || as_is * 4 > after_prefix) return std::nullopt;
+  const auto best =
+      std::max_element(shapes.begin(), shapes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  // One shape for most recognised lines; a wrapper says something (a time, a
+  // host, a stream): a prefix without a word ("[", blanks) is the
+  // framework's own punctuation or indentation.
+  if (best->second * 4 < after_prefix * 3 || best->first.find('w') == std::string::npos) {
+    return std::nullopt;
+  }
+  return LearnedPrefix{best->first, PatternOfShape(best->first)};
+}
+
+}  // namespace faultline::parse

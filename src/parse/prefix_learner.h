@@ -1,0 +1,39 @@
+// PrefixLearner: a wrapper nobody described. When a file's lines all wear
+// the same unknown prefix (a log collector's "[gpu-node-1] ", a CI
+// runner's "15:15:10  ", SageMaker's "[1,mpirank:3,algo-1]<stderr>:",
+// a tab-separated export's time stamp) the framework's own structure starts
+// after it, where the line parser recognises it. The learner finds, in a
+// file's first lines, where the parser starts recognising each line, and
+// when those prefixes share one shape (the same punctuation between the same
+// kinds of tokens) it turns the shape into a pattern that peels them.
+//
+// Nothing is learned when the parser already recognises the lines as they
+// are (their framework prefix starts the line) or when the prefixes differ
+// in shape: a wrongly peeled prefix would hide structure, a missed one only
+// leaves the line as it was.
+#ifndef FAULTLINE_PARSE_PREFIX_LEARNER_H_
+#define FAULTLINE_PARSE_PREFIX_LEARNER_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace faultline::parse {
+
+struct LearnedPrefix {
+  std::string shape;    // "[w] "
+  std::string pattern;  // RE2, to match at the start of a line
+};
+
+// The prefix that `lines` share before the parser recognises them, or
+// nullopt when they wear none.
+std::optional<LearnedPrefix> LearnPrefix(const std::vector<std::string_view>& lines);
+
+// The shape of a prefix: word runs become 'w', blank runs ' ', other
+// characters stay ("[w] ", "w:w:w  "). Exposed for tests.
+std::string PrefixShape(std::string_view prefix);
+
+}  // namespace faultline::parse
+
+#endif  // FAULTLINE_PARSE_PREFIX_LEARNER_H_

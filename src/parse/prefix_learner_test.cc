@@ -1,0 +1,68 @@
+#include "parse/prefix_learner.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace faultline::parse {
+namespace {
+
+std::vector<std::string> ReadLines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l) && lines.size() < 200;) lines.push_back(l);
+  return lines;
+}
+
+std::vector<std::string_view> Views(const std::vector<std::string>& lines) {
+  return std::vector<std::string_view>(lines.begin(), lines.end());
+}
+
+std::vector<std::string> Wrapped(const std::vector<std::string>& lines, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& l : lines) out.push_back(prefix + l);
+  return out;
+}
+
+const std::string kSeed = std::string(FAULTLINE_SOURCE_DIR) + "/examples/seed-vllm-dp-rank/vllm.log";
+
+TEST(PrefixShapeTest, WordsBlanksAndPunctuation) {
+  EXPECT_EQ(PrefixShape("[gpu-node-1] "), "[w] ");
+  EXPECT_EQ(PrefixShape("15:15:10  "), "w:w:w  ");  // the last blank run as it is
+  EXPECT_EQ(PrefixShape("Dec  1 15:15:10 "), "w w w:w:w ");
+}
+
+TEST(PrefixLearnerTest, AnUnknownPrefixOnARealLogIsLearned) {
+  const auto seed = ReadLines(kSeed);
+  ASSERT_FALSE(seed.empty());
+  for (const std::string prefix : {"[gpu-node-1] ", "15:15:10  ", "vllm-7c9f8d-abcde vllm "}) {
+    const auto lines = Wrapped(seed, prefix);
+    auto learned = LearnPrefix(Views(lines));
+    ASSERT_TRUE(learned.has_value()) << prefix;
+    EXPECT_EQ(learned->shape, PrefixShape(prefix));
+  }
+}
+
+TEST(PrefixLearnerTest, AnUnwrappedLogWearsNothing) {
+  for (const std::string& log :
+       {kSeed, std::string(FAULTLINE_SOURCE_DIR) + "/tests/real/sglang-served-then-sigterm-shutdown/sglang-int4.log",
+        std::string(FAULTLINE_SOURCE_DIR) + "/tests/real/megatron-4090-llama2-ends-at-iteration-10/train.log"}) {
+    const auto lines = ReadLines(log);
+    ASSERT_FALSE(lines.empty()) << log;
+    auto learned = LearnPrefix(Views(lines));
+    EXPECT_FALSE(learned.has_value()) << log << ": " << (learned ? learned->shape : "");
+  }
+}
+
+TEST(PrefixLearnerTest, PrefixesOfDifferentShapesAreNoWrapper) {
+  const auto seed = ReadLines(kSeed);
+  std::vector<std::string> mixed;
+  const char* prefixes[] = {"[a] ", "b: ", "c | d ", "<e> "};
+  for (size_t i = 0; i < seed.size(); ++i) mixed.push_back(prefixes[i % 4] + seed[i]);
+  EXPECT_FALSE(LearnPrefix(Views(mixed)).has_value());
+}
+
+}  // namespace
+}  // namespace faultline::parse
