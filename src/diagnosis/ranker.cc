@@ -93,10 +93,27 @@ std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t>& order,
     return j != root && !recovered[j] && SameProcess(e, g) && !e.cut_off &&
            !FirstRuleOfKind(e, rules, RuleKind::kCascade) && !IsGeneric(e, rules) && !rewraps(e);
   };
+  // The tracebacks chained onto the wrapper ("During handling of the above
+  // exception" after the build output that closed it) re-raise it: the
+  // output between them (ninja's log in "Ninja build failed. Ninja output:")
+  // belongs to the wrapper, and they are no more specific than it.
+  int64_t chain_end = g.where.line;
+  std::vector<size_t> rewrapping;
+  for (size_t j : order) {
+    const Event& e = ev[j];
+    if (j == root || !SameProcess(e, g) || e.where.line <= chain_end) continue;
+    if (!events::IsStrong(e.kind)) continue;
+    if (!e.chained || e.where.line > chain_end + kWindow) break;
+    chain_end = e.where.line;
+    rewrapping.push_back(j);
+  }
+  std::optional<size_t> chained_after;
   for (size_t j : order) {
     const Event& e = ev[j];
     if (!usable(j) || e.where.line <= g.where.line || e.where.line > g.where.line + kWindow) continue;
-    if (events::IsStrong(e.kind) || FirstRuleOfKind(e, rules, RuleKind::kSignature)) return j;
+    if (!events::IsStrong(e.kind) && !FirstRuleOfKind(e, rules, RuleKind::kSignature)) continue;
+    if (std::find(rewrapping.begin(), rewrapping.end(), j) == rewrapping.end()) return j;
+    if (!chained_after) chained_after = j;
   }
   // Before it: a known error beats a compiler's diagnostic beats an NCCL
   // WARN beats an ERROR line; the latest of the best kind wins, except for
@@ -112,7 +129,7 @@ std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t>& order,
   };
   auto candidate = [&](size_t j) {
     const Event& e = ev[j];
-    if (e.where.line >= g.where.line || events::IsStrong(e.kind)) return false;
+    if (e.where.line >= chain_end || events::IsStrong(e.kind)) return false;
     const bool stderr_of_it = e.process.key.empty() && e.where.file == g.where.file;
     return !(j == root || recovered[j] || e.cut_off || FirstRuleOfKind(e, rules, RuleKind::kCascade) ||
              IsGeneric(e, rules) || !(SameProcess(e, g) || stderr_of_it));
@@ -135,7 +152,7 @@ std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t>& order,
         best = *it;
     }
   }
-  return best;
+  return best ? best : chained_after;
 }
 
 // An error only logged before the fatal one (a WARNING that a native

@@ -68,6 +68,9 @@ struct Event {
   // "Last error:" + the detail, pydantic's field and reason), capped.
   std::vector<LineInfo> continuation;
   bool cut_off = false;  // a traceback that ends before its exception line
+  // A traceback printed under a chain marker after an earlier event of its
+  // process had closed (build output in between): it re-raises that one.
+  bool chained = false;
 };
 
 }  // namespace faultline::events

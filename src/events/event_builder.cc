@@ -177,6 +177,8 @@ void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
     Emit(ps);
   }
   e.where = Info(line);  // until the exception line is seen
+  e.chained = ps.chain_marker_line >= 0 && e.where.line - ps.chain_marker_line <= 3;
+  ps.chain_marker_line = -1;
   AddContext(e, line);
   ps.pending = std::move(e);
   ps.has_pending = true;
@@ -331,6 +333,7 @@ void EventBuilder::Add(const LineView& line) {
     if (!(traceback_start && ps.pending.kind == EventKind::kErrorLog)) Emit(ps);
   }
 
+  if (chain_marker) ps.chain_marker_line = Info(line).line;
   if (traceback_start || orphan_frame) {
     StartTraceback(ps, line);
     if (!p.process.empty())

@@ -60,6 +60,10 @@ class EventBuilder {
     bool has_pending = false;
     int lines_since_key = 0;  // lines of this process since the key line
     bool open = false;  // counted in open_count_
+    // The line of the latest chain marker ("During handling of the above
+    // exception") seen while no traceback was open: the next traceback
+    // continues the chain of the one before it.
+    int64_t chain_marker_line = -1;
   };
 
   void Emit(ProcessState& ps);

@@ -221,5 +221,46 @@ TEST(EventBuilderTest, ATracebackWithoutItsExceptionLineIsMarkedCutOff) {
   EXPECT_TRUE(h.events[0].cut_off);
 }
 
+TEST(EventBuilderTest, ATracebackUnderAChainMarkerAfterBuildOutputIsChained) {
+  // flashinfer's JIT (sglang GB10 log, tests/real): the RuntimeError's message
+  // carries ninja's output, whose compiler error closes it; the chain goes on.
+  Harness h;
+  h.Feed({
+      "Traceback (most recent call last):",
+      "  File \"/usr/lib/python3.12/subprocess.py\", line 571, in run",
+      "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
+      "",
+      "The above exception was the direct cause of the following exception:",
+      "",
+      "Traceback (most recent call last):",
+      "  File \"/f/cpp_ext.py\", line 354, in run_ninja",
+      "RuntimeError: Ninja build failed. Ninja output:",
+      "/f/vec_dtypes.cuh(117): error: no suitable conversion function from \"const Params::DTypeKV\" to \"float\" "
+      "exists",
+      "ninja: build stopped: subcommand failed.",
+      "",
+      "During handling of the above exception, another exception occurred:",
+      "",
+      "Traceback (most recent call last):",
+      "  File \"/s/cuda_graph_runner.py\", line 716, in __init__",
+      "Exception: Capture cuda graph failed: Ninja build failed. Ninja output:",
+  });
+  ASSERT_GE(h.events.size(), 3u);
+  EXPECT_EQ(h.events.front().where.line, 3);
+  EXPECT_FALSE(h.events.front().chained);
+  EXPECT_EQ(h.events.front().chain.size(), 2u);  // the direct cause joins it
+  EXPECT_EQ(h.events.back().where.line, 17);
+  EXPECT_TRUE(h.events.back().chained);
+}
+
+TEST(EventBuilderTest, ATracebackWithoutAChainMarkerIsNotChained) {
+  Harness h;
+  h.Feed({"Traceback (most recent call last):", "  File \"/w/a.py\", line 1, in <module>", "ValueError: a",
+          "ninja: build stopped: subcommand failed.", "",
+          "Traceback (most recent call last):", "  File \"/w/b.py\", line 1, in <module>", "ValueError: b"});
+  ASSERT_EQ(h.events.size(), 3u);
+  EXPECT_FALSE(h.events.back().chained);
+}
+
 }  // namespace
 }  // namespace faultline::events
