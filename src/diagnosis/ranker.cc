@@ -62,6 +62,17 @@ bool IsGeneric(const Event& e, const rules::RuleSet& rules) {
   return sig && rules.rules()[*sig].generic;
 }
 
+// A line with no process identity of its own (a compiler, NCCL or a C++
+// runtime writing to the raw stderr): unprefixed, or carrying only the
+// identity an outer wrapper gave every line (docker compose's service, a
+// journald unit) that the process it sits beside shares.
+bool UnprefixedBeside(const Event& e, const Event& g) {
+  if (e.where.file != g.where.file) return false;
+  if (e.process.key.empty()) return true;
+  if (!e.process.role.empty() || e.process.pid >= 0 || e.process.rank >= 0) return false;
+  return e.process.key == g.process.parent || g.process.key.starts_with(e.process.key + "/");
+}
+
 bool SameProcess(const Event& a, const Event& b) {
   if (a.where.file != b.where.file) return false;
   if (a.process.key == b.process.key) return true;
@@ -130,7 +141,7 @@ std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t>& order,
   auto candidate = [&](size_t j) {
     const Event& e = ev[j];
     if (e.where.line >= chain_end || events::IsStrong(e.kind)) return false;
-    const bool stderr_of_it = e.process.key.empty() && e.where.file == g.where.file;
+    const bool stderr_of_it = UnprefixedBeside(e, g);
     return !(j == root || recovered[j] || e.cut_off || FirstRuleOfKind(e, rules, RuleKind::kCascade) ||
              IsGeneric(e, rules) || !(SameProcess(e, g) || stderr_of_it));
   };
@@ -171,7 +182,7 @@ std::optional<size_t> ExplainedBy(size_t root, const std::vector<size_t>& order,
         e.where.line < g.where.line - kWindow || recovered[j] || e.cut_off || events::IsStrong(e.kind)) {
       continue;
     }
-    if (!(SameProcess(e, g) || e.process.key.empty() || g.process.key.empty())) continue;
+    if (!(SameProcess(e, g) || UnprefixedBeside(e, g) || UnprefixedBeside(g, e))) continue;
     auto sig = FirstRuleOfKind(e, rules, RuleKind::kSignature);
     if (!sig || rules.rules()[*sig].explains.empty()) continue;
     const RE2 explains(rules.rules()[*sig].explains, RE2::Quiet);

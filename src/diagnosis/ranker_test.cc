@@ -277,6 +277,56 @@ TEST(RankerTest, AnExceptionThatReRaisesTheGenericErrorIsNotMoreSpecific) {
   EXPECT_EQ(f.events[*r.root].where.line, 40);
 }
 
+TEST(RankerTest, TheBuildOutputBetweenAWrapperAndItsChainedReRaiseHoldsTheCause) {
+  // flashinfer's JIT under SGLang: CalledProcessError (generic), then "RuntimeError: Ninja build failed.
+  // Ninja output:" whose message is ninja's log (nvcc's error in it), then, under "During handling of the
+  // above exception", SGLang's "Capture cuda graph failed" re-raise (a known signature). The re-raise is
+  // chained onto the wrapper, so the compiler's first error inside the chain is the cause.
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(WithRule(
+      Make(EventKind::kPythonTraceback, 62, "subprocess.CalledProcessError: unhandled system error", "TP0"), 3));
+  f.events.push_back(Make(EventKind::kCompilerError, 99, "vec_dtypes.cuh(117): error: no suitable conversion", "TP0"));
+  f.events.push_back(Make(EventKind::kCompilerError, 116, "ninja: build stopped: subcommand failed.", "TP0"));
+  Event reraise = WithRule(Make(EventKind::kPythonTraceback, 147, "Exception: Capture cuda graph failed", "TP0"), 2);
+  reraise.chained = true;
+  f.events.push_back(reraise);
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 99);
+
+  // Not chained (a later, separate failure): the known error below the wrapper is what failed.
+  f.events.back().chained = false;
+  r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 147);
+}
+
+TEST(RankerTest, ALineWithOnlyTheOuterWrappersIdentityIsTheRawStderrBesideTheProcess) {
+  // docker compose gives every line the service's name: the LLVM ERROR that the compiler wrote to the raw
+  // stderr carries only "worker-1", the engine's lines "worker-1/EngineCore_DP0 pid=7".
+  auto rules = TestRules();
+  Findings f;
+  Event llvm = Make(EventKind::kCompilerError, 41, "LLVM ERROR: Unsupported rounding mode for conversion.", "worker-1");
+  f.events.push_back(llvm);
+  Event engine = WithRule(
+      Make(EventKind::kPythonTraceback, 437, "RuntimeError: unhandled system error", "worker-1/EngineCore_DP0 pid=7"),
+      3);
+  engine.process.parent = "worker-1";
+  engine.process.role = "EngineCore_DP0";
+  engine.process.pid = 7;
+  f.events.push_back(engine);
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 41);
+
+  // Another service's line is another process's output.
+  f.events[0].process.key = "worker-2";
+  r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 437);
+}
+
 TEST(RankerTest, ALoggedFailedImportExplainsTheFatalErrorItLeavesBehind) {
   auto rules = TestRules();
   Findings f;
