@@ -19,8 +19,7 @@ size_t EscapeLength(std::string_view s) {
   char kind = s[1];
   if (kind == '[') {  // CSI: parameters, intermediates, one final byte @..~
     size_t i = 2;
-    while (i < s.size() && (static_cast<unsigned char>(s[i]) < 0x40 ||
-                            static_cast<unsigned char>(s[i]) > 0x7e)) {
+    while (i < s.size() && (static_cast<unsigned char>(s[i]) < 0x40 || static_cast<unsigned char>(s[i]) > 0x7e)) {
       ++i;
     }
     return i < s.size() ? i + 1 : s.size();
@@ -38,6 +37,22 @@ size_t EscapeLength(std::string_view s) {
   return 2;  // two-byte escape (ESC =, ESC >, ESC 7 ...)
 }
 
+// Whether a segment prints anything: colour codes, NULs and blanks alone
+// (the reset "ESC[0m" a coloured logger puts after a CRLF's '\r', the
+// erase-line a progress bar writes) leave the text before them on screen.
+bool Visible(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] == '\x1b') {
+      i += EscapeLength(s.substr(i));
+    } else if (s[i] == '\0' || s[i] == ' ' || s[i] == '\t') {
+      ++i;
+    } else {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void CleanLineInto(std::string_view line, std::string* out) {
@@ -47,7 +62,7 @@ void CleanLineInto(std::string_view line, std::string* out) {
   size_t cr = line.rfind('\r');
   while (cr != std::string_view::npos) {
     std::string_view tail = line.substr(cr + 1);
-    if (!tail.empty()) {
+    if (Visible(tail)) {
       line = tail;
       break;
     }

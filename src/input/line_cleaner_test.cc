@@ -12,13 +12,11 @@ std::string Clean(std::string_view s) {
 }
 
 TEST(LineCleanerTest, StripsAnsiColourFromVllmPrefix) {
-  EXPECT_EQ(Clean("\x1b[1;36m(EngineCore_DP0 pid=6688)\x1b[0;0m INFO hello"),
-            "(EngineCore_DP0 pid=6688) INFO hello");
+  EXPECT_EQ(Clean("\x1b[1;36m(EngineCore_DP0 pid=6688)\x1b[0;0m INFO hello"), "(EngineCore_DP0 pid=6688) INFO hello");
 }
 
 TEST(LineCleanerTest, KeepsLastProgressBarState) {
-  EXPECT_EQ(Clean("Loading:  10%|#  |\rLoading:  50%|#####|\rLoading: 100%|##########|"),
-            "Loading: 100%|##########|");
+  EXPECT_EQ(Clean("Loading:  10%|#  |\rLoading:  50%|#####|\rLoading: 100%|##########|"), "Loading: 100%|##########|");
 }
 
 TEST(LineCleanerTest, WindowsLineEndingAndNulBytes) {
@@ -28,8 +26,16 @@ TEST(LineCleanerTest, WindowsLineEndingAndNulBytes) {
   EXPECT_FALSE(NeedsCleaning("plain text"));
 }
 
-TEST(LineCleanerTest, TrailingCarriageReturnAfterRewriteKeepsContent) {
-  EXPECT_EQ(Clean("a\rbb\r"), "bb");
+TEST(LineCleanerTest, TrailingCarriageReturnAfterRewriteKeepsContent) { EXPECT_EQ(Clean("a\rbb\r"), "bb"); }
+
+// A coloured logger's reset code after a CRLF's '\r', a progress bar's
+// erase-line or blanks after a rewrite print nothing: the text stays.
+TEST(LineCleanerTest, ARewriteThatPrintsNothingKeepsTheTextBeforeIt) {
+  EXPECT_EQ(Clean("\x1b[32mtorch.AcceleratorError: CUDA error: out of memory\r\x1b[0m"),
+            "torch.AcceleratorError: CUDA error: out of memory");
+  EXPECT_EQ(Clean("step 5/10\r\x1b[K"), "step 5/10");
+  EXPECT_EQ(Clean("step 5/10\r      "), "step 5/10");
+  EXPECT_EQ(Clean("step 5/10\r\x1b[Kstep 6/10"), "step 6/10");
 }
 
 // Buildkite writes its time stamps as APC strings (ESC _ bk;t=MILLIS BEL),
