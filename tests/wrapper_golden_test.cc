@@ -4,6 +4,7 @@
 // and a stack of two), must give the root cause, line, verdict and phase of
 // the unwrapped log (tests/golden/*/expected.json). The wrapping is a pure
 // transformation of real logs: it is what those tools print around them.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -29,6 +30,9 @@ struct Wrapper {
   // learned on is checked by LearnedPrefixesCoverMostGoldens.
   bool learned = false;
 };
+
+// The 1-based number of the line being wrapped (WriteWrapped sets it).
+int g_line_number = 0;
 
 std::string JsonString(const std::string& s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); }
 
@@ -69,9 +73,9 @@ const std::vector<Wrapper>& Wrappers() {
       // stern's "POD CONTAINER ", a collector's "[time] ", a CI runner's "HH:MM:SS  ".
       {"learned_stern", [](const std::string& l, int f) { return "vllm-7c9f8d-" + std::to_string(f) + " vllm " + l; },
        true, true},
-      {"learned_bracket_time", [](const std::string& l, int) { return "[2025-05-09T15:15:10.123Z] " + l; }, true,
-       true},
+      {"learned_bracket_time", [](const std::string& l, int) { return "[2025-05-09T15:15:10.123Z] " + l; }, true, true},
       {"learned_ci_clock", [](const std::string& l, int) { return "15:15:10  " + l; }, true, true},
+      {"line_numbers", [](const std::string& l, int) { return fmt::format("{:6}\t{}", g_line_number, l); }},
       {"kubectl_timestamps_around_compose",
        [](const std::string& l, int) { return "2025-05-09T15:15:10.123456789Z trainer  | " + l; }},
   };
@@ -101,7 +105,11 @@ void WriteWrapped(const std::string& from, const std::string& to, const Wrapper&
   std::ifstream in(from, std::ios::binary);
   std::ofstream out(to, std::ios::binary);
   std::string line;
-  while (std::getline(in, line)) out << w.wrap(line, file_index) << '\n';
+  g_line_number = 0;
+  while (std::getline(in, line)) {
+    ++g_line_number;
+    out << w.wrap(line, file_index) << '\n';
+  }
 }
 
 class WrapperGoldenTest : public ::testing::TestWithParam<std::string> {};
@@ -159,7 +167,8 @@ TEST(WrapperGoldenCoverageTest, LearnedPrefixesCoverMostGoldens) {
       fs::remove_all(work);
       fs::create_directories(work);
       WriteWrapped(dir + "/" + files[0], (work / files[0]).string(), w, 0);
-      CommandResult r = RunShell(std::string(FAULTLINE_BINARY) + " triage --json " + ShellQuote(files[0]), work.string());
+      CommandResult r =
+          RunShell(std::string(FAULTLINE_BINARY) + " triage --json " + ShellQuote(files[0]), work.string());
       fs::remove_all(work);
       json actual = json::parse(r.out, nullptr, false);
       if (!actual.is_discarded() && actual["inputs"][0].contains("wrappers")) {
