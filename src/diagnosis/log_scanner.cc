@@ -26,6 +26,16 @@ Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule
 
 namespace {
 
+// A Python traceback frame ('  File "x.py", line 3, in f', maybe behind a
+// prefix): it says where an error was raised, so a phase mark on it (a frame
+// inside Trainer._inner_training_loop) is no progress after that error.
+bool IsTracebackFrame(std::string_view text) {
+  const size_t file = text.find("File \"");
+  if (file == std::string_view::npos) return false;
+  const size_t line = text.find("\", line ", file);
+  return line != std::string_view::npos && text.find(", in ", line) != std::string_view::npos;
+}
+
 class Scanner {
  public:
   Scanner(int file_index, bool need_times, const rules::RuleSet& rules, Findings* findings)
@@ -125,7 +135,7 @@ class Scanner {
       WithWrapperIdentity(&p);
       if (!interesting || OnlyReachedPhases(p.process)) {
         NoteProcess(p, line_no);
-        if (interesting && line_reached_hit_ != kNoHit) {
+        if (interesting && line_reached_hit_ != kNoHit && !IsTracebackFrame(text)) {
           PhaseHit& ph = findings_->phases[line_reached_hit_];  // its latest mark (ranker: recovered errors)
           ph.last = LineInfo{file_, line_no, {}};
           ph.last_time = last_time_;
@@ -387,8 +397,10 @@ class Scanner {
     for (auto& ph : findings_->phases) {
       if (ph.phase == rule.phase && ph.process.key == p.process && ph.completes == rule.completes &&
           ph.generic == rule.progress) {
-        ph.last = LineInfo{file_, line_no, {}};
-        ph.last_time = p.time;
+        if (!IsTracebackFrame(p.text)) {
+          ph.last = LineInfo{file_, line_no, {}};
+          ph.last_time = p.time;
+        }
         return;
       }
     }

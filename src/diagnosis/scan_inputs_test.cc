@@ -80,6 +80,39 @@ TEST(ScanInputsTest, ParallelScanEqualsSequentialScan) {
   }
 }
 
+// A traceback's frame inside Trainer._inner_training_loop marks the phase the
+// error happened in; it is no later progress of the process (ranker: an error
+// followed by progress was recovered). Two ranks' OOM tracebacks, unprefixed.
+TEST(ScanInputsTest, TracebackFramesAreNoLaterPhaseMarks) {
+  auto builtin = rules::LoadBuiltinRules();
+  ASSERT_TRUE(builtin.ok());
+  auto rules = BuildScanRuleSet(std::move(*builtin));
+  ASSERT_TRUE(rules.ok());
+  auto wrappers = rules::LoadWrappers({});
+  ASSERT_TRUE(wrappers.ok());
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "deepspeed-lmflow-bf16-optimizer-flatten-oom" / "finetune.log";
+  std::vector<input::InputFile> files = {{log.string(), log.string()}};
+  Findings f;
+  ASSERT_TRUE(ScanInputs(files, **rules, wrappers->get(), &f, 1).ok());
+  std::vector<std::string> lines;
+  {
+    std::FILE* in = std::fopen(log.c_str(), "r");
+    ASSERT_NE(in, nullptr);
+    char buf[8192];
+    while (std::fgets(buf, sizeof buf, in)) lines.emplace_back(buf);
+    std::fclose(in);
+  }
+  bool training = false;
+  for (const auto& ph : f.phases) {
+    if (ph.phase == "training") training = true;
+    if (ph.last.line <= 0) continue;
+    ASSERT_LE(ph.last.line, static_cast<int64_t>(lines.size()));
+    EXPECT_EQ(lines[ph.last.line - 1].find("File \""), std::string::npos) << "line " << ph.last.line;
+  }
+  EXPECT_TRUE(training);  // the first frame still says where the error happened
+}
+
 TEST(ScanInputsTest, EventCapKeepsTheEarliestAcrossFiles) {
   Findings into;
   for (int file = 0; file < 3; ++file) {

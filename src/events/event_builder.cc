@@ -260,10 +260,20 @@ void EventBuilder::Add(const LineView& line) {
     }
     // The first unindented line ends a traceback segment: the exception.
     std::string_view type, text;
-    if (ParseExceptionLine(msg, &type, &text) || !Contains(msg, " ")) {
+    const bool exception_shape = ParseExceptionLine(msg, &type, &text) || !Contains(msg, " ");
+    if (exception_shape) {
       if (ps.pending.exception.empty() && ps.pending.chain.empty()) {
         ps.pending.exception = std::string(type.empty() ? msg : type);
       }
+    }
+    // No exception shape and no error words: a status line of another
+    // process ("Loading extension module utils..."), not a raised error
+    // whose type the parser does not know (RayTaskError(RuntimeError): ...).
+    ps.tentative_exception = !exception_shape && !Contains(msg, "Error") && !Contains(msg, "Exception") &&
+                             !Contains(msg, "error") && !Contains(msg, ": ");
+    if (ps.tentative_exception) {
+      ps.before_exception = ps.pending.message;
+      ps.before_where = ps.pending.where;
     }
     if (ps.pending.chain.empty()) {
       ps.pending.message = TrimRight(msg);
@@ -279,6 +289,21 @@ void EventBuilder::Add(const LineView& line) {
   }
 
   if (ps.state == State::kAfterException) {
+    if (ps.tentative_exception && ps.lines_since_key == 0 && Indented(msg) &&
+        ps.pending.kind == EventKind::kPythonTraceback) {
+      // The traceback goes on under a line with no exception shape: that line
+      // was another process's output interleaved (unprefixed ranks).
+      ps.tentative_exception = false;
+      ps.pending.chain.pop_back();
+      ps.pending.message = ps.before_exception;
+      ps.pending.where = ps.before_where;
+      AddContext(ps.pending, line);
+      AddMatches(ps.pending, line);
+      ps.state = State::kInTraceback;
+      UpdateOpen(ps);
+      return;
+    }
+    ps.tentative_exception = false;
     if (chain_marker && ps.pending.kind == EventKind::kPythonTraceback) {
       AddContext(ps.pending, line);
       ps.state = State::kInTraceback;

@@ -27,11 +27,11 @@ struct LineView {
   const parse::ParsedLine* parsed = nullptr;
   int file = 0;
   int64_t line = 0;
-  uint32_t structure = 0;                       // StructureBit hints from the scan
+  uint32_t structure = 0;                           // StructureBit hints from the scan
   const std::vector<RuleMatch>* matches = nullptr;  // confirmed signature/cascade rules
-  bool benign = false;                          // a benign rule matched
-  bool cascade_rule = false;                    // a cascade rule matched
-  int64_t template_id = -1;                     // the line's template, when mining
+  bool benign = false;                              // a benign rule matched
+  bool cascade_rule = false;                        // a cascade rule matched
+  int64_t template_id = -1;                         // the line's template, when mining
 };
 
 class EventBuilder {
@@ -56,14 +56,21 @@ class EventBuilder {
   enum class State { kIdle, kInTraceback, kAfterException };
   struct ProcessState {
     State state = State::kIdle;
-    Event pending;            // the traceback or event being assembled
+    Event pending;  // the traceback or event being assembled
     bool has_pending = false;
     int lines_since_key = 0;  // lines of this process since the key line
-    bool open = false;  // counted in open_count_
+    bool open = false;        // counted in open_count_
     // The line of the latest chain marker ("During handling of the above
     // exception") seen while no traceback was open: the next traceback
     // continues the chain of the one before it.
     int64_t chain_marker_line = -1;
+    // The line that closed the traceback has no exception shape ("Loading
+    // extension module utils..." from another rank, unprefixed): when the
+    // traceback's frames go on right under it, it was interleaved output and
+    // the traceback is reopened (what it replaced is kept here).
+    bool tentative_exception = false;
+    std::string before_exception;
+    LineInfo before_where;
   };
 
   void Emit(ProcessState& ps);
@@ -79,9 +86,9 @@ class EventBuilder {
   Sink sink_;
   std::unordered_map<std::string, ProcessState> processes_;
   int open_count_ = 0;
-  std::string last_key_;  // for folding repeats
+  std::string last_key_;            // for folding repeats
   std::string last_traceback_key_;  // the prefixed process that opened the latest traceback
-  Event held_;            // last event, held back to fold repeats into
+  Event held_;                      // last event, held back to fold repeats into
   bool has_held_ = false;
 };
 

@@ -200,6 +200,40 @@ TEST(EventBuilderTest, APasteThatStartsInsideATracebackStillEndsInItsException) 
   EXPECT_EQ(h.events[0].where.line, 4);
 }
 
+TEST(EventBuilderTest, AStatusLineInterleavedInATracebackDoesNotCloseIt) {
+  // Two unprefixed DeepSpeed ranks (tests/real/deepspeed-lmflow-bf16-optimizer-flatten-oom): the other
+  // rank's "Loading extension module utils..." lands between a frame and its code line.
+  Harness h;
+  h.Feed({
+      "Traceback (most recent call last):",
+      "  File \"/py/deepspeed/runtime/engine.py\", line 1311, in _configure_optimizer",
+      "Loading extension module utils...",
+      "    self.optimizer = self._configure_bf16_optimizer(basic_optimizer)",
+      "  File \"/py/deepspeed/runtime/bf16_optimizer.py\", line 258, in _flatten_dense_tensors_aligned",
+      "    return self.flatten(align_dense_tensors(tensor_list, alignment))",
+      "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 12.55 GiB (GPU 1; 23.69 GiB total "
+      "capacity)",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 7);
+  EXPECT_EQ(h.events[0].exception, "torch.cuda.OutOfMemoryError");
+}
+
+TEST(EventBuilderTest, AnErrorLineWithAnUnknownTypeStillClosesATraceback) {
+  // Ray's "RayTaskError(RuntimeError): ..." has no plain exception shape but is the raised error;
+  // the remote traceback printed under it is its own.
+  Harness h;
+  h.Feed({
+      "Traceback (most recent call last):",
+      "  File \"/w/main_ppo.py\", line 46, in run_ppo",
+      "    ray.get(runner.run.remote(config))",
+      "ray.exceptions.RayTaskError(RuntimeError): ray::TaskRunner.run() (pid=1064331, ip=10.130.0.34)",
+      "  File \"/w/main_ppo.py\", line 187, in run",
+  });
+  ASSERT_FALSE(h.events.empty());
+  EXPECT_EQ(h.events[0].where.line, 4);
+}
+
 TEST(EventBuilderTest, RichBoxTracebacksEndInTheirExceptionLine) {
   Harness h;
   h.Feed({
