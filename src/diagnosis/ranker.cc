@@ -4,6 +4,8 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
 
 #include "rules/rule_loader.h"
 
@@ -176,6 +178,7 @@ std::optional<size_t> ExplainedBy(size_t root, const std::vector<size_t>& order,
   const auto& ev = f.events;
   const Event& g = ev[root];
   std::optional<size_t> best;
+  std::map<size_t, std::unique_ptr<RE2>> compiled;  // per rule: many events may carry the same one
   for (size_t j : order) {
     const Event& e = ev[j];
     if (j == root || e.where.file != g.where.file || e.where.line >= g.where.line ||
@@ -185,7 +188,9 @@ std::optional<size_t> ExplainedBy(size_t root, const std::vector<size_t>& order,
     if (!(SameProcess(e, g) || UnprefixedBeside(e, g) || UnprefixedBeside(g, e))) continue;
     auto sig = FirstRuleOfKind(e, rules, RuleKind::kSignature);
     if (!sig || rules.rules()[*sig].explains.empty()) continue;
-    const RE2 explains(rules.rules()[*sig].explains, RE2::Quiet);
+    auto& re = compiled[*sig];
+    if (!re) re = std::make_unique<RE2>(rules.rules()[*sig].explains, RE2::Quiet);
+    const RE2& explains = *re;
     bool hit = RE2::PartialMatch(g.message, explains);
     for (const auto& c : g.chain) hit = hit || RE2::PartialMatch(c, explains);
     if (hit) best = j;
