@@ -267,7 +267,11 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   }
 
   const std::vector<bool> stopped = AfterStop(f, multi_file, &r);
-  std::optional<size_t> strong, weak, summary, summary_exit, cut_off;
+  std::optional<size_t> strong, weak, summary, summary_exit, summary_signal, cut_off;
+  // A summary line that says a rank died of a signal ("exitcode  : -9", "exits with return code = -9",
+  // "Signal 9 (SIGKILL) received by PID 7") names the rank that failed first; a peer's "connection
+  // closed" is only its echo.
+  static const RE2 kSignalDeath(R"((?:exitcode|return code)\s*[:=]?\s*-\d+|Signal \d+ \(SIG\w+\))");
   for (size_t i : r.order) {
     if (recovered[i] || stopped[i]) continue;
     auto cascade = FirstRuleOfKind(ev[i], rules, RuleKind::kCascade);
@@ -278,6 +282,7 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
         // ("exitcode  : -9 (pid: 79468)") over its title ("train.py FAILED").
         const bool says_how = events::IsStrong(ev[i].kind) && !ev[i].cut_off;
         if (says_how && !summary_exit) summary_exit = i;
+        if (!summary_signal && RE2::PartialMatch(ev[i].message, kSignalDeath)) summary_signal = i;
       }
       continue;
     }
@@ -297,6 +302,7 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     }
   }
   if (summary_exit) summary = summary_exit;
+  if (summary_signal) summary = summary_signal;
   // A launcher's summary that says how a rank ended beats a traceback cut
   // off before its exception line (a partial paste, a launcher's own
   // traceback); the cut traceback beats nothing else.

@@ -57,6 +57,12 @@ rules:
     explanation: x
     fix: y
     samples: {match: ['Failed to import from vllm._C with ImportError(libtorch_hip.so) at start']}
+  - id: t.peer-gone
+    kind: cascade
+    summary: true
+    pattern: 'Connection closed by peer'
+    reason: 'a peer exited'
+    samples: {match: ['RuntimeError: [/g/pair.cc:547] Connection closed by peer [127.0.0.1]:53142']}
 )",
                                     "t.yaml");
   EXPECT_TRUE(rules.ok()) << rules.status().message();
@@ -120,6 +126,27 @@ TEST(RankerTest, LauncherSummaryIsTheRootOnlyWhenNothingElseFailed) {
   EXPECT_EQ(f.events[*s.root].where.line, 10);
   ASSERT_EQ(s.cascade.size(), 1u);
   EXPECT_EQ(s.cascade[0].reason, "launcher summary");  // the missing {code} clause is dropped
+}
+
+TEST(RankerTest, ASummaryThatNamesASignalDeathBeatsAnEarlierPeersEcho) {
+  auto rules = TestRules();
+  const size_t peer = 8, summary = 1;  // t.peer-gone, t.summary
+  ASSERT_EQ(rules->rules()[peer].id, "t.peer-gone");
+  // The peer returned early (exit 0): the rank that saw it go is the evidence, before the launcher's
+  // exit-1 line for that same rank.
+  Findings f;
+  f.events.push_back(WithRule(
+      Make(EventKind::kPythonTraceback, 25, "RuntimeError: [/g/pair.cc:547] Connection closed by peer [127.0.0.1]:1"),
+      peer));
+  f.events.push_back(WithRule(Make(EventKind::kExitStatus, 55, "exitcode  : 1 (pid: 718)"), summary));
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 25);
+  // The peer was SIGKILLed: the launcher's line for it is the cause, the closed connection its echo.
+  f.events.push_back(WithRule(Make(EventKind::kExitStatus, 60, "exitcode  : -9 (pid: 719)"), summary));
+  Ranking s = Rank(f, *rules, false);
+  ASSERT_TRUE(s.root);
+  EXPECT_EQ(f.events[*s.root].where.line, 60);
 }
 
 TEST(RankerTest, ErrorFollowedByReadyInTheSameProcessIsRecovered) {
