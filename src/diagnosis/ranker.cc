@@ -59,10 +59,22 @@ std::string Where(const Event& e) {
   return fmt::format("line {}{}", e.where.line, e.process.key.empty() ? "" : fmt::format(" ({})", e.process.key));
 }
 
-bool IsGeneric(const Event& e, const rules::RuleSet& rules) {
+// Generic: its signature is a generic wrapper error, or its own line also
+// carries one (torch's "InductorError: CalledProcessError: Command ...
+// returned non-zero exit status 1" wraps a failed subprocess: the
+// compiler's own diagnostic above says why, whatever the outer type).
+std::optional<size_t> GenericRuleOf(const Event& e, const rules::RuleSet& rules) {
   auto sig = FirstRuleOfKind(e, rules, RuleKind::kSignature);
-  return sig && rules.rules()[*sig].generic;
+  if (!sig) return std::nullopt;
+  if (rules.rules()[*sig].generic) return sig;
+  for (const auto& m : e.matches) {
+    const auto& r = rules.rules()[m.rule];
+    if (r.kind == RuleKind::kSignature && r.generic && m.line == e.where.line) return m.rule;
+  }
+  return std::nullopt;
 }
+
+bool IsGeneric(const Event& e, const rules::RuleSet& rules) { return GenericRuleOf(e, rules).has_value(); }
 
 // A line with no process identity of its own (a compiler, NCCL or a C++
 // runtime writing to the raw stderr): unprefixed, or carrying only the
@@ -364,7 +376,7 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   if (IsGeneric(ev[*r.root], rules)) {
     if (auto specific = SpecificFor(*r.root, r.order, recovered, f, rules)) {
       wrapper = r.root;
-      auto sig = FirstRuleOfKind(ev[*r.root], rules, RuleKind::kSignature);
+      auto sig = GenericRuleOf(ev[*r.root], rules);
       r.why.push_back(
           fmt::format("{} at {} is a generic wrapper error ({}); "
                       "the more specific {} at {} in the same "

@@ -354,6 +354,31 @@ TEST(RankerTest, ALineWithOnlyTheOuterWrappersIdentityIsTheRawStderrBesideThePro
   EXPECT_EQ(f.events[*r.root].where.line, 437);
 }
 
+TEST(RankerTest, AnExceptionWhoseOwnLineCarriesAGenericErrorIsGeneric) {
+  // torch's "InductorError: CalledProcessError: Command '[gcc, ...]' returned non-zero exit status 1" with
+  // no CalledProcessError of its own before it: its first rule is specific, but its line also carries the
+  // generic one, so the compiler's diagnostic above says what failed.
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(Make(EventKind::kCompilerError, 6, "stdlib.h:31:10: fatal error: stddef.h: No such file"));
+  f.events.push_back(WithRule(
+      WithRule(Make(EventKind::kPythonTraceback, 126, "InductorError: CalledProcessError: unhandled system error"), 2),
+      3));
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 6);
+  bool named = false;
+  for (const auto& w : r.why) named = named || w.find("generic wrapper error (t.generic)") != std::string::npos;
+  EXPECT_TRUE(named);
+  // The same exception with only its specific rule stays the root.
+  Findings g;
+  g.events.push_back(Make(EventKind::kCompilerError, 6, "stdlib.h:31:10: fatal error: stddef.h: No such file"));
+  g.events.push_back(WithRule(Make(EventKind::kPythonTraceback, 126, "InductorError: Duplicate GPU detected"), 2));
+  Ranking s = Rank(g, *rules, false);
+  ASSERT_TRUE(s.root);
+  EXPECT_EQ(g.events[*s.root].where.line, 126);
+}
+
 TEST(RankerTest, ALoggedFailedImportExplainsTheFatalErrorItLeavesBehind) {
   auto rules = TestRules();
   Findings f;
