@@ -374,6 +374,38 @@ TEST_F(TriageE2eTest, CompletionMarkerEndsTrainingUnlessProgressFollowsIt) {
   EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml more.log").out)["verdict"], "stalled");
 }
 
+TEST_F(TriageE2eTest, AStopThatSaysTheJobHungStallsAServerThatWasReady) {
+  Write("serve.yaml", R"(
+rules:
+  - id: t.ready
+    kind: phase
+    phase: ready
+    pattern: 'Application startup complete'
+    samples: {match: ['INFO: Application startup complete.']}
+  - id: t.sigterm
+    kind: stop
+    pattern: 'SIGTERM received'
+    reason: the operator stopped the server
+    samples: {match: ['SIGTERM received. shutting down']}
+  - id: t.watchdog
+    kind: stop
+    hang: true
+    pattern: 'Watchdog timeout'
+    reason: the watchdog found a stuck batch
+    samples: {match: ['[TP0] Watchdog timeout (self.watchdog_timeout=300)']}
+)");
+  Write("stopped.log", "server starting\nINFO: Application startup complete.\nSIGTERM received. shutting down\n");
+  EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules serve.yaml stopped.log").out)["verdict"], "healthy");
+  Write("hung.log",
+        "server starting\nINFO: Application startup complete.\n[TP0] Prefill batch. #new-seq: 1\n"
+        "[TP0] Watchdog timeout (self.watchdog_timeout=300)\nKilled\n");
+  CommandResult r = Triage("--json --no-builtin-rules --rules serve.yaml hung.log");
+  EXPECT_EQ(r.exit_code, 1);
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "stalled");
+  EXPECT_EQ(j["last_phase"], "ready");
+}
+
 TEST_F(TriageE2eTest, StoppedJobIsStalledAtThePhaseBeforeTheStop) {
   Write("phases.yaml", kPhaseRules);
   Write("stopped.log",

@@ -143,7 +143,9 @@ void FillPhases(const Findings &f, const Ranking &ranking, const rules::RuleSet 
     out->phases_never_reached.push_back(rules::PhaseOrder()[static_cast<size_t>(i)]);
   }
   if (ranking.root) return;
-  if (completed || (!trained && best >= ready)) {
+  // A stop that says the job hung (a watchdog's timeout) stalls a server that was ready too.
+  const bool hung = ranking.stop && rules.rules()[f.stops[*ranking.stop].rule].hang;
+  if (completed || (!trained && best >= ready && !hung)) {
     out->verdict = report::Verdict::kHealthy;
     return;
   }

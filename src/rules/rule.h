@@ -46,6 +46,9 @@ struct Rule {
   // stop: the stop ends the job itself (a scheduler's time limit): when the job never reached `ready`
   // (a server that served until then ended normally), the stop's own line is the root cause.
   bool fatal = false;
+  // stop: the stop itself says the job hung (a watchdog or a harness gave up waiting): the verdict is
+  // stalled even when a server had reached `ready` (without it a stop after ready ends a served run).
+  bool hang = false;
   // signature: RE2 over a later fatal error's message that this error, when
   // only logged (a WARNING that a native extension failed to import), explains:
   // the fatal "object has no attribute 'rms_norm'" is its consequence.

@@ -95,10 +95,10 @@ std::string Scalar(const YAML::Node& node, const char* key) {
 Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const std::string& default_framework) {
   std::string where = Where(name, node);
   if (!node.IsMap()) return Status::InvalidArgument(where + ": a rule must be a mapping");
-  static const std::set<std::string> kKnownKeys = {"id",       "kind",    "pattern",     "framework", "versions",
-                                                   "category", "title",   "explanation", "fix",       "reason",
-                                                   "summary",  "phase",   "completes",   "progress",  "replacement",
-                                                   "samples",  "generic", "frames",      "fatal",     "explains"};
+  static const std::set<std::string> kKnownKeys = {
+      "id",          "kind",    "pattern", "framework", "versions", "category",  "title",
+      "explanation", "fix",     "reason",  "summary",   "phase",    "completes", "progress",
+      "replacement", "samples", "generic", "frames",    "fatal",    "explains",  "hang"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -132,6 +132,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   rule.generic = node["generic"] && node["generic"].as<bool>();
   rule.frames = node["frames"] && node["frames"].as<bool>();
   rule.fatal = node["fatal"] && node["fatal"].as<bool>();
+  rule.hang = node["hang"] && node["hang"].as<bool>();
   rule.explains = Scalar(node, "explains");
   if (!rule.explains.empty()) {
     RE2 explains(rule.explains, RE2::Quiet);
