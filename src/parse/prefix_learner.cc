@@ -16,8 +16,12 @@ constexpr size_t kMaxPrefix = 96;
 // Fewer recognised lines than this say nothing about a file.
 constexpr size_t kMinEvidence = 4;
 // Lines read (each is parsed at every token boundary of its first
-// kMaxPrefix characters).
+// kMaxPrefix characters): kSampleLines, or up to kMaxSampleLines while
+// fewer than kEnoughEvidence were recognised (a log that opens with pip's or
+// a shell script's output before the framework speaks).
 constexpr size_t kSampleLines = 64;
+constexpr size_t kMaxSampleLines = 200;
+constexpr size_t kEnoughEvidence = 16;
 
 bool IsWord(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
@@ -109,7 +113,8 @@ std::string PrefixShape(std::string_view prefix) {
 std::optional<LearnedPrefix> LearnPrefix(const std::vector<std::string_view>& lines) {
   size_t as_is = 0, after_prefix = 0;
   std::map<std::string, size_t> shapes;
-  for (size_t n = 0; n < lines.size() && n < kSampleLines; ++n) {
+  for (size_t n = 0; n < lines.size() && n < kMaxSampleLines; ++n) {
+    if (n >= kSampleLines && as_is + after_prefix >= kEnoughEvidence) break;
     const std::string_view line = lines[n];
     const size_t from = RecognisedFrom(line);
     if (from == std::string_view::npos) continue;
