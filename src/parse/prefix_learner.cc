@@ -85,6 +85,41 @@ std::string PatternOfShape(std::string_view shape) {
   return out + RE2::QuoteMeta(std::string(shape.substr(trailing)));
 }
 
+// A paste indented as a whole (a log quoted in a Markdown list item, an
+// e-mail's or a doc's indentation): every line starts with the same blanks
+// and, without them, Python's or a framework's own lines start the line (a
+// "Traceback (most recent call last):", an exception line, a logger header).
+// A paste of frames alone ("  File ..." and code lines) is left as it is:
+// without their indentation frames would read as exception lines.
+std::optional<LearnedPrefix> CommonIndentation(const std::vector<std::string_view>& lines) {
+  std::optional<std::string_view> common;
+  size_t seen = 0;
+  for (size_t n = 0; n < lines.size() && n < kSampleLines; ++n) {
+    const std::string_view line = lines[n];
+    const size_t text = line.find_first_not_of(" \t");
+    if (text == std::string_view::npos) continue;  // blank lines say nothing
+    ++seen;
+    const std::string_view indent = line.substr(0, text);
+    if (!common) {
+      common = indent;
+    } else {
+      size_t k = 0;
+      while (k < common->size() && k < indent.size() && (*common)[k] == indent[k]) ++k;
+      common = common->substr(0, k);
+    }
+    if (common->empty()) return std::nullopt;
+  }
+  if (!common || seen < kMinEvidence) return std::nullopt;
+  size_t own_lines = 0;
+  for (size_t n = 0; n < lines.size() && n < kSampleLines; ++n) {
+    if (lines[n].size() <= common->size()) continue;
+    const std::string_view rest = lines[n].substr(common->size());
+    if (!IsBlank(rest[0]) && RecognisedFrom(rest) == 0) ++own_lines;
+  }
+  if (own_lines == 0) return std::nullopt;
+  return LearnedPrefix{std::string(*common), RE2::QuoteMeta(std::string(*common))};
+}
+
 }  // namespace
 
 std::string PrefixShape(std::string_view prefix) {
@@ -111,6 +146,7 @@ std::string PrefixShape(std::string_view prefix) {
 }
 
 std::optional<LearnedPrefix> LearnPrefix(const std::vector<std::string_view>& lines) {
+  if (auto indent = CommonIndentation(lines)) return indent;
   size_t as_is = 0, after_prefix = 0;
   std::map<std::string, size_t> shapes;
   for (size_t n = 0; n < lines.size() && n < kMaxSampleLines; ++n) {

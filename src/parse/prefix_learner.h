@@ -7,6 +7,10 @@
 // when those prefixes share one shape (the same punctuation between the same
 // kinds of tokens) it turns the shape into a pattern that peels them.
 //
+// A paste indented as a whole (quoted in a Markdown list, a doc) is the same
+// case with blanks for a prefix: the common indentation is peeled when, without
+// it, Python's or a framework's own lines start the line.
+//
 // Nothing is learned when the parser already recognises the lines as they
 // are (their framework prefix starts the line) or when the prefixes differ
 // in shape: a wrongly peeled prefix would hide structure, a missed one only

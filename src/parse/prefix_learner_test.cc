@@ -56,6 +56,35 @@ TEST(PrefixLearnerTest, AnUnwrappedLogWearsNothing) {
   }
 }
 
+TEST(PrefixLearnerTest, APasteIndentedAsAWholeIsDedented) {
+  // tests/real/megatron-deepspeed-checkpoint-save-universal-info-attributeerror: a traceback quoted in
+  // a Markdown list item, every line 6 blanks in.
+  const auto lines = ReadLines(std::string(FAULTLINE_SOURCE_DIR) +
+                               "/tests/real/megatron-deepspeed-checkpoint-save-universal-info-attributeerror/"
+                               "traceback.txt");
+  ASSERT_GT(lines.size(), 10u);
+  auto learned = LearnPrefix(Views(lines));
+  ASSERT_TRUE(learned.has_value());
+  EXPECT_EQ(learned->shape, "      ");
+  const auto seed = Wrapped(ReadLines(kSeed), "    ");
+  learned = LearnPrefix(Views(seed));
+  ASSERT_TRUE(learned.has_value());
+  EXPECT_EQ(learned->shape, "    ");
+}
+
+TEST(PrefixLearnerTest, APasteOfFramesAloneKeepsItsIndentation) {
+  // A traceback cut before its first and last lines: the frames' own indentation is no wrapper.
+  const std::vector<std::string> frames = {
+      "  File \"/w/train.py\", line 236, in main",
+      "    train_detector(",
+      "  File \"/w/mmdet/apis/train.py\", line 246, in train_detector",
+      "    runner.run(data_loaders, cfg.workflow)",
+      "  File \"/w/mmcv/runner/epoch_based_runner.py\", line 127, in run",
+      "    epoch_runner(data_loaders[i], **kwargs)",
+  };
+  EXPECT_FALSE(LearnPrefix(Views(frames)).has_value());
+}
+
 TEST(PrefixLearnerTest, PrefixesOfDifferentShapesAreNoWrapper) {
   const auto seed = ReadLines(kSeed);
   std::vector<std::string> mixed;
