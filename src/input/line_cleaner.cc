@@ -4,9 +4,31 @@
 
 namespace faultline::input {
 
+namespace {
+
+// Caret notation, as `cat -v`, `less` or a terminal's copy turn control
+// bytes into text: "^[[36m" is ESC [ 36 m, a trailing "^M" is the '\r' of a
+// CRLF. Length of the CSI written that way at s[0] == '^' (digits and ';'
+// or '?' then a letter), else 0.
+size_t CaretCsiLength(std::string_view s) {
+  if (s.size() < 4 || s[0] != '^' || s[1] != '[' || s[2] != '[') return 0;
+  size_t i = 3;
+  while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == ';' || s[i] == '?')) ++i;
+  if (i < s.size() && ((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z'))) return i + 1;
+  return 0;
+}
+
+bool EndsWithCaretCr(std::string_view s) { return s.size() >= 2 && s.substr(s.size() - 2) == "^M"; }
+
+}  // namespace
+
 bool NeedsCleaning(std::string_view line) {
   for (char c : {'\x1b', '\r', '\0', '\b'}) {
     if (std::memchr(line.data(), c, line.size()) != nullptr) return true;
+  }
+  if (EndsWithCaretCr(line)) return true;
+  for (size_t i = line.find("^[["); i != std::string_view::npos; i = line.find("^[[", i + 1)) {
+    if (CaretCsiLength(line.substr(i))) return true;
   }
   return false;
 }
@@ -57,7 +79,9 @@ bool Visible(std::string_view s) {
 
 void CleanLineInto(std::string_view line, std::string* out) {
   // Windows line ending and trailing carriage returns are not rewrites.
-  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n' || EndsWithCaretCr(line))) {
+    line.remove_suffix(line.back() == 'M' ? 2 : 1);
+  }
   // A '\r' inside the line rewinds the cursor: keep the last non-empty segment.
   size_t cr = line.rfind('\r');
   while (cr != std::string_view::npos) {
@@ -75,6 +99,8 @@ void CleanLineInto(std::string_view line, std::string* out) {
     char c = line[i];
     if (c == '\x1b') {
       i += EscapeLength(line.substr(i));
+    } else if (c == '^' && CaretCsiLength(line.substr(i))) {
+      i += CaretCsiLength(line.substr(i));
     } else if (c == '\0') {
       ++i;
     } else if (c == '\b') {

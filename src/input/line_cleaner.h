@@ -4,8 +4,9 @@
 // and cursor codes, '\r' rewrites from progress bars (tqdm prints
 // "\r 10%|#   |\r 20%|##  |" on one line: only the last state is real), a
 // trailing '\r' from Windows line endings, and NUL bytes from preallocated or
-// crashed writers. Invalid UTF-8 is kept here and replaced only when JSON is
-// written.
+// crashed writers. Pastes in caret notation (`cat -v`, less: "^[[36m" for
+// ESC [ 36 m, a trailing "^M" for '\r') are cleaned the same way. Invalid
+// UTF-8 is kept here and replaced only when JSON is written.
 #ifndef FAULTLINE_INPUT_LINE_CLEANER_H_
 #define FAULTLINE_INPUT_LINE_CLEANER_H_
 

@@ -46,6 +46,18 @@ TEST(LineCleanerTest, StripsApcAndOscStrings) {
   EXPECT_EQ(Clean("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ done"), "link done");
 }
 
+TEST(LineCleanerTest, CaretNotationOfEscapesAndCarriageReturnsIsCleaned) {
+  // A paste from `cat -v` / less: ESC shows as "^[", the CRLF's '\r' as a trailing "^M".
+  EXPECT_EQ(
+      Clean("ERROR 03-25 [core.py:340] ray.exceptions.RayTaskError(ValueError): ^[[36mray::W.f()^[[39m (pid=1)^M"),
+      "ERROR 03-25 [core.py:340] ray.exceptions.RayTaskError(ValueError): ray::W.f() (pid=1)");
+  EXPECT_TRUE(NeedsCleaning("x^M"));
+  EXPECT_TRUE(NeedsCleaning("a ^[[32m [repeated 4x across cluster]^[[0m"));
+  // Python's caret markers and a regex are text.
+  EXPECT_FALSE(NeedsCleaning("    ^^^^^^^^^^^^^^^^"));
+  EXPECT_EQ(Clean("pattern [^[[]+ and ^[[ x"), "pattern [^[[]+ and ^[[ x");
+}
+
 TEST(LineCleanerTest, InvalidUtf8IsKept) { EXPECT_EQ(Clean("caf\xe9"), "caf\xe9"); }
 
 }  // namespace
