@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "events/event.h"
@@ -14,6 +15,17 @@
 #include "report/triage_report.h"
 
 namespace faultline::diagnosis {
+
+// A Python traceback frame ('  File "x.py", line 3, in f', maybe behind a
+// prefix): it says where an error was raised, so a phase mark on it (a frame
+// inside Trainer._inner_training_loop) tells the phase of that error, not
+// that the process went on after it.
+inline bool IsTracebackFrame(std::string_view text) {
+  const size_t file = text.find("File \"");
+  if (file == std::string_view::npos) return false;
+  const size_t line = text.find("\", line ", file);
+  return line != std::string_view::npos && text.find(", in ", line) != std::string_view::npos;
+}
 
 struct PhaseHit {
   std::string phase;
@@ -69,7 +81,7 @@ struct Findings {
   std::map<std::string, ProgressMark, std::less<>> last_completion;
   // Generic progress rules: the counter's last value per (rule, process).
   std::map<std::pair<size_t, std::string>, int64_t> progress_counters;
-  rules::Captures facts;  // latest value per name
+  rules::Captures facts;                                       // latest value per name
   std::map<std::string, ProcessStats, std::less<>> processes;  // lookup by string_view
   std::vector<report::InputSummary> inputs;
   std::vector<std::string> warnings;

@@ -26,16 +26,6 @@ Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule
 
 namespace {
 
-// A Python traceback frame ('  File "x.py", line 3, in f', maybe behind a
-// prefix): it says where an error was raised, so a phase mark on it (a frame
-// inside Trainer._inner_training_loop) is no progress after that error.
-bool IsTracebackFrame(std::string_view text) {
-  const size_t file = text.find("File \"");
-  if (file == std::string_view::npos) return false;
-  const size_t line = text.find("\", line ", file);
-  return line != std::string_view::npos && text.find(", in ", line) != std::string_view::npos;
-}
-
 class Scanner {
  public:
   Scanner(int file_index, bool need_times, const rules::RuleSet& rules, Findings* findings)

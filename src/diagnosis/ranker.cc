@@ -269,6 +269,7 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
       // The latest mark counts: a server that answered requests after an
       // error (a request's 404 or 400, logged with a traceback) kept serving.
       const bool later_mark = ph.last.line > 0;
+      if (!later_mark && IsTracebackFrame(ph.where.text)) continue;  // where an error was raised
       const events::LineInfo& mark = later_mark ? ph.last : ph.where;
       const parse::Timestamp& mark_time = later_mark ? ph.last_time : ph.time;
       if (((idx >= rules::PhaseIndex("ready") && idx <= rules::PhaseIndex("training")) || ph.completes) &&

@@ -40,9 +40,12 @@ void MergeFindings(Findings&& from, Findings* into) {
     });
     if (same == into->phases.end()) {
       into->phases.push_back(std::move(ph));
-    } else {
-      same->last = ph.last.line > 0 ? ph.last : ph.where;
-      same->last_time = ph.last.line > 0 ? ph.last_time : ph.time;
+    } else if (ph.last.line > 0) {
+      same->last = ph.last;
+      same->last_time = ph.last_time;
+    } else if (!IsTracebackFrame(ph.where.text)) {  // a frame is no later progress
+      same->last = ph.where;
+      same->last_time = ph.time;
     }
   }
   for (auto& stop : from.stops) {  // the earliest kept

@@ -24,13 +24,13 @@ namespace {
 
 class ReportBuilder {
  public:
-  ReportBuilder(const rules::RuleSet &rules, const std::vector<std::string> &names) : rules_(rules), names_(names) {}
+  ReportBuilder(const rules::RuleSet& rules, const std::vector<std::string>& names) : rules_(rules), names_(names) {}
 
-  LineRef Ref(const events::LineInfo &l) const {
+  LineRef Ref(const events::LineInfo& l) const {
     return LineRef{names_[static_cast<size_t>(l.file)], l.line, rules_.Redact(l.text)};
   }
 
-  ProcessRef Proc(const events::ProcessId &p) const {
+  ProcessRef Proc(const events::ProcessId& p) const {
     ProcessRef r;
     r.tag = p.key;
     r.role = p.role;
@@ -40,27 +40,27 @@ class ReportBuilder {
     return r;
   }
 
-  std::string Redact(const std::string &s) const { return rules_.Redact(s); }
+  std::string Redact(const std::string& s) const { return rules_.Redact(s); }
 
  private:
-  const rules::RuleSet &rules_;
-  const std::vector<std::string> &names_;
+  const rules::RuleSet& rules_;
+  const std::vector<std::string>& names_;
 };
 
 // Where the job's own progress ends for the verdict: the root cause, or the
 // stop from outside (Ctrl-C, SIGTERM, a time limit) when there is none.
 struct Cutoff {
-  const events::LineInfo *where = nullptr;
-  const parse::Timestamp *time = nullptr;
-  bool Before(const events::LineInfo &w, const parse::Timestamp &t, bool multi_file) const {
+  const events::LineInfo* where = nullptr;
+  const parse::Timestamp* time = nullptr;
+  bool Before(const events::LineInfo& w, const parse::Timestamp& t, bool multi_file) const {
     return !where || CausallyBefore(w, t, *where, *time, multi_file);
   }
 };
 
 // The job finished: a completion marker before the cutoff that no later
 // progress of its own process contradicts (a final summary, not one of many).
-bool Completed(const Findings &f, const Cutoff &cut, bool multi_file) {
-  for (const auto &[process, done] : f.last_completion) {
+bool Completed(const Findings& f, const Cutoff& cut, bool multi_file) {
+  for (const auto& [process, done] : f.last_completion) {
     if (!cut.Before(done.where, done.time, multi_file)) continue;
     auto it = f.last_progress.find(process);
     if (it != f.last_progress.end() &&
@@ -73,10 +73,10 @@ bool Completed(const Findings &f, const Cutoff &cut, bool multi_file) {
 }
 
 // The latest training progress line before the cutoff, over all processes.
-const ProgressMark *LastProgress(const Findings &f, const Cutoff &cut, bool multi_file) {
-  const ProgressMark *last = nullptr;
-  for (const auto *marks : {&f.last_progress, &f.last_generic_progress}) {
-    for (const auto &[process, mark] : *marks) {
+const ProgressMark* LastProgress(const Findings& f, const Cutoff& cut, bool multi_file) {
+  const ProgressMark* last = nullptr;
+  for (const auto* marks : {&f.last_progress, &f.last_generic_progress}) {
+    for (const auto& [process, mark] : *marks) {
       if (!cut.Before(mark.where, mark.time, multi_file)) continue;
       if (!last || CausallyBefore(last->where, last->time, mark.where, mark.time, multi_file)) last = &mark;
     }
@@ -88,8 +88,8 @@ const ProgressMark *LastProgress(const Findings &f, const Cutoff &cut, bool mult
 // completed or a server reached ready (and was serving when the log ends);
 // stalled when it ends before ready, or while training ran without a
 // completion marker (a training log that stops at step N is stalled).
-void FillPhases(const Findings &f, const Ranking &ranking, const rules::RuleSet &rules, bool multi_file,
-                const ReportBuilder &rb, report::TriageReport *out) {
+void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet& rules, bool multi_file,
+                const ReportBuilder& rb, report::TriageReport* out) {
   Cutoff cut;
   if (ranking.root) {
     cut.where = &f.events[*ranking.root].where;
@@ -101,9 +101,9 @@ void FillPhases(const Findings &f, const Ranking &ranking, const rules::RuleSet 
   const int ready = rules::PhaseIndex("ready");
   int best = f.total_lines > 0 ? rules::PhaseIndex("process-start") : -1;
   bool trained = false, generic_training = false;
-  std::vector<const PhaseHit *> hits;
-  for (const auto &ph : f.phases) hits.push_back(&ph);
-  std::stable_sort(hits.begin(), hits.end(), [&](const PhaseHit *a, const PhaseHit *b) {
+  std::vector<const PhaseHit*> hits;
+  for (const auto& ph : f.phases) hits.push_back(&ph);
+  std::stable_sort(hits.begin(), hits.end(), [&](const PhaseHit* a, const PhaseHit* b) {
     return CausallyBefore(a->where, a->time, b->where, b->time, multi_file);
   });
   // After a stop, the stacks it interrupted (the KeyboardInterrupt traceback's
@@ -112,11 +112,17 @@ void FillPhases(const Findings &f, const Ranking &ranking, const rules::RuleSet 
   if (!ranking.root && ranking.stop) {
     // The stop's own line may say where the job was (a watchdog's collective).
     interrupted.emplace(f.stops[*ranking.stop].where.file, f.stops[*ranking.stop].where.line);
-    for (const auto &d : ranking.cascade) {
-      for (const auto &c : f.events[d.event].context) interrupted.emplace(c.file, c.line);
+    for (const auto& d : ranking.cascade) {
+      for (const auto& c : f.events[d.event].context) interrupted.emplace(c.file, c.line);
+    }
+    // So do the frames of a traceback the stop set off, whatever it became (a
+    // watchdog's abort ends the process before the main thread's traceback is
+    // whole: a cut-off traceback, or lines the stop's own event took in).
+    for (const auto& e : f.events) {
+      for (const auto& c : e.context) interrupted.emplace(c.file, c.line);
     }
   }
-  for (const PhaseHit *ph : hits) {
+  for (const PhaseHit* ph : hits) {
     report::PhaseMark mark;
     mark.phase = ph->phase;
     mark.where = rb.Ref(ph->where);
@@ -151,13 +157,13 @@ void FillPhases(const Findings &f, const Ranking &ranking, const rules::RuleSet 
   }
   out->verdict = report::Verdict::kStalled;
   if (ranking.stop) {
-    const StopHit &stop = f.stops[*ranking.stop];
+    const StopHit& stop = f.stops[*ranking.stop];
     out->stall_hints.push_back(fmt::format("the job was stopped from outside at line {} (`{}`): {}", stop.where.line,
                                            rb.Redact(stop.where.text.substr(0, 200)), rules.rules()[stop.rule].reason));
   }
   if (trained) {
     out->last_phase = "training";
-    const ProgressMark *last = LastProgress(f, cut, multi_file);
+    const ProgressMark* last = LastProgress(f, cut, multi_file);
     std::string step;
     if (last && !last->step.empty()) {
       step = last->total.empty() ? fmt::format(" at step {}", last->step)
@@ -177,32 +183,32 @@ void FillPhases(const Findings &f, const Ranking &ranking, const rules::RuleSet 
   }
 }
 
-std::optional<report::TemplateRef> TemplateOf(const Findings &f, const events::LineInfo &where) {
+std::optional<report::TemplateRef> TemplateOf(const Findings& f, const events::LineInfo& where) {
   if (!f.miner || where.template_id < 0) return std::nullopt;
-  const mining::Template *t = f.miner->Find(static_cast<mining::TemplateId>(where.template_id));
+  const mining::Template* t = f.miner->Find(static_cast<mining::TemplateId>(where.template_id));
   if (!t) return std::nullopt;  // evicted
   return report::TemplateRef{static_cast<int64_t>(t->id()), static_cast<int64_t>(t->count())};
 }
 
-void SummarizeTemplates(const mining::TemplateMiner &miner, size_t n, const rules::RuleSet &rules,
-                        report::TriageReport *out) {
-  std::vector<const mining::Template *> all = miner.Templates();
+void SummarizeTemplates(const mining::TemplateMiner& miner, size_t n, const rules::RuleSet& rules,
+                        report::TriageReport* out) {
+  std::vector<const mining::Template*> all = miner.Templates();
   out->template_total = static_cast<int64_t>(all.size());
-  auto summary = [&](const mining::Template *t) {
+  auto summary = [&](const mining::Template* t) {
     return report::TemplateSummary{static_cast<int64_t>(t->id()), rules.Redact(t->text()),
                                    static_cast<int64_t>(t->count())};
   };
-  std::stable_sort(all.begin(), all.end(), [](auto *a, auto *b) { return a->count() > b->count(); });
+  std::stable_sort(all.begin(), all.end(), [](auto* a, auto* b) { return a->count() > b->count(); });
   for (size_t i = 0; i < all.size() && i < n; ++i) out->common_templates.push_back(summary(all[i]));
   // The rarest: where a one-off error hides among millions of INFO lines.
   for (size_t i = 0; i < all.size() && i < n / 2; ++i) {
-    const mining::Template *t = all[all.size() - 1 - i];
+    const mining::Template* t = all[all.size() - 1 - i];
     if (all.size() - 1 - i < n) break;  // already listed as common
     out->rare_templates.push_back(summary(t));
   }
 }
 
-std::string_view TrimmedMessage(std::string_view text, std::string *storage) {
+std::string_view TrimmedMessage(std::string_view text, std::string* storage) {
   *storage = std::string(parse::ParseLine(text).message);
   std::string_view m = *storage;
   while (!m.empty() && (m.front() == ' ' || m.front() == '\t')) m.remove_prefix(1);
@@ -224,23 +230,23 @@ bool IsAdvice(std::string_view m) {
 // The specific line of a multi-line message: the line after NCCL's
 // "Last error:", else (for a generic error, whose own first line says
 // little) the first continuation line that is not advice.
-std::optional<events::LineInfo> SpecificContinuation(const events::Event &e, bool generic) {
+std::optional<events::LineInfo> SpecificContinuation(const events::Event& e, bool generic) {
   std::string storage;
   for (size_t i = 0; i + 1 < e.continuation.size(); ++i) {
     if (TrimmedMessage(e.continuation[i].text, &storage) == "Last error:") return e.continuation[i + 1];
   }
   if (!generic) return std::nullopt;
-  for (const auto &c : e.continuation) {
+  for (const auto& c : e.continuation) {
     std::string_view m = TrimmedMessage(c.text, &storage);
     if (!m.empty() && !IsAdvice(m)) return c;
   }
   return std::nullopt;
 }
 
-void FillRootCause(const Findings &f, const Ranking &ranking, const rules::RuleSet &rules, const ReportBuilder &rb,
-                   report::TriageReport *out) {
+void FillRootCause(const Findings& f, const Ranking& ranking, const rules::RuleSet& rules, const ReportBuilder& rb,
+                   report::TriageReport* out) {
   if (!ranking.root) return;
-  const events::Event &e = f.events[*ranking.root];
+  const events::Event& e = f.events[*ranking.root];
   report::RootCause rc;
   rc.message = rb.Redact(e.message);
   rc.exception = e.exception;
@@ -263,9 +269,9 @@ void FillRootCause(const Findings &f, const Ranking &ranking, const rules::RuleS
   auto rule_index = FirstRuleOfKind(e, rules, rules::RuleKind::kSignature);
   if (!rule_index) rule_index = FirstRuleOfKind(e, rules, rules::RuleKind::kCascade);  // a summary root
   if (rule_index) {
-    const rules::Rule &rule = rules.rules()[*rule_index];
+    const rules::Rule& rule = rules.rules()[*rule_index];
     rules::Captures caps;
-    for (const auto &m : e.matches) {
+    for (const auto& m : e.matches) {
       if (m.rule == *rule_index) caps = m.captures;
     }
     rc.rule = rule.id;
@@ -274,12 +280,12 @@ void FillRootCause(const Findings &f, const Ranking &ranking, const rules::RuleS
         rb.Redact(rules::RenderTemplateWith(rule.explanation.empty() ? rule.reason : rule.explanation, caps, f.facts));
     rc.fix = rb.Redact(rules::RenderTemplateWith(rule.fix, caps, f.facts));
   }
-  for (const auto &c : e.context) rc.context.push_back(rb.Ref(c));
+  for (const auto& c : e.context) rc.context.push_back(rb.Ref(c));
   rc.templ = TemplateOf(f, e.where);
   rc.why = ranking.why;
   if (e.repeats > 0) rc.why.push_back(fmt::format("printed {} more time(s) in a row", e.repeats));
   for (size_t i : ranking.same_error) {
-    const auto &key = f.events[i].process.key;
+    const auto& key = f.events[i].process.key;
     if (std::find(rc.same_error_in.begin(), rc.same_error_in.end(), key) == rc.same_error_in.end()) {
       rc.same_error_in.push_back(key);
     }
@@ -290,7 +296,7 @@ void FillRootCause(const Findings &f, const Ranking &ranking, const rules::RuleS
 
 }  // namespace
 
-Result<report::TriageReport> Triage(const TriageOptions &options) {
+Result<report::TriageReport> Triage(const TriageOptions& options) {
   auto expanded = input::ExpandInputs(options.inputs);
   if (!expanded.ok()) return expanded.status();
 
@@ -300,16 +306,16 @@ Result<report::TriageReport> Triage(const TriageOptions &options) {
     if (!builtin.ok()) return Status::Internal("built-in rules: " + builtin.status().message());
     rule_list = std::move(*builtin);
   }
-  for (const auto &path : options.rule_files) {
+  for (const auto& path : options.rule_files) {
     auto extra = rules::LoadRuleFile(path);
     if (!extra.ok()) return extra.status();
-    for (auto &r : *extra) rule_list.push_back(std::move(r));
+    for (auto& r : *extra) rule_list.push_back(std::move(r));
   }
   auto wrappers = rules::LoadWrappers(options.rule_files);
   if (!wrappers.ok()) return wrappers.status();
   auto rule_set = BuildScanRuleSet(std::move(rule_list));
   if (!rule_set.ok()) return rule_set.status();
-  const rules::RuleSet &rules = **rule_set;
+  const rules::RuleSet& rules = **rule_set;
 
   Findings findings;
   findings.warnings = expanded->warnings;
@@ -342,9 +348,9 @@ Result<report::TriageReport> Triage(const TriageOptions &options) {
   FillRootCause(findings, ranking, rules, rb, &out);
   FillPhases(findings, ranking, rules, multi_file, rb, &out);
   out.cascade_total = static_cast<int64_t>(ranking.cascade.size());
-  for (const auto &d : ranking.cascade) {
+  for (const auto& d : ranking.cascade) {
     if (out.cascade.size() >= options.max_cascade) break;
-    const events::Event &e = findings.events[d.event];
+    const events::Event& e = findings.events[d.event];
     report::CascadeItem item;
     item.message = rb.Redact(e.message);
     item.where = rb.Ref(e.where);
@@ -354,7 +360,7 @@ Result<report::TriageReport> Triage(const TriageOptions &options) {
     item.templ = TemplateOf(findings, e.where);
     out.cascade.push_back(std::move(item));
   }
-  for (const auto &[key, st] : findings.processes) {
+  for (const auto& [key, st] : findings.processes) {
     report::ProcessSummary ps;
     ps.process = rb.Proc(st.process);
     ps.lines = st.lines;
