@@ -358,6 +358,29 @@ bool GlogHeader(sv s, size_t* pos, ParsedLine* out) {
   return true;
 }
 
+// TensorFlow/XLA's C++ logging (tsl/platform/default/logging.cc, what JAX and
+// TF print): "2025-04-05 18:39:10.837611: E external/xla/.../client.cc:80] msg".
+bool TslHeader(sv s, size_t* pos, ParsedLine* out) {
+  size_t p = *pos;
+  Timestamp t;
+  if (!IsoAt(s, p, &t)) return false;
+  size_t q = p + 19;
+  Fraction(s, &q, &t);
+  if (q + 4 > s.size() || s[q] != ':' || s[q + 1] != ' ' || s[q + 3] != ' ') return false;
+  Level level = LevelFromLetter(s[q + 2]);
+  if (level == Level::kUnknown) return false;
+  q += 4;
+  size_t close = s.find("] ", q);
+  size_t space = s.find(' ', q);
+  if (close == sv::npos || close - q > 200 || space < close) return false;  // "file.cc:12]" has no space
+  out->level = level;
+  out->time = t;
+  out->source = s.substr(q, close - q);
+  out->format = "glog";
+  *pos = close + 2;
+  return true;
+}
+
 // NCCL "gpu-node-1:7506:7506 [1] NCCL INFO ..." (host:pid:tid [cudaDev]).
 bool NcclHeader(sv s, size_t* pos, ParsedLine* out) {
   size_t p = *pos;
@@ -462,7 +485,7 @@ ParsedLine ParseLine(std::string_view line) {
       matched = (VllmHeader(line, &pos, &out) || GlogHeader(line, &pos, &out) || PythonLoggingHeader(line, &pos, &out));
       header_seen = matched;
     } else if (!header_seen && IsDigit(c)) {
-      matched = PythonLoggingHeader(line, &pos, &out);
+      matched = TslHeader(line, &pos, &out) || PythonLoggingHeader(line, &pos, &out);
       header_seen = matched;
     }
     if (!matched && !header_seen && c != '(' && c != ' ') {

@@ -152,5 +152,20 @@ TEST(LineParserTest, PlainExceptionLineIsUntouched) {
   EXPECT_EQ(p.message, "ValueError: boom");
 }
 
+TEST(LineParserTest, TslHeaderOfXlaAndJax) {
+  // TensorFlow/XLA's C++ logging, as JAX prints it (tests/real/jax-grain-k8s-task-restarted-different-incarnation).
+  const std::string line =
+      "2025-04-05 18:39:10.837611: E external/xla/xla/tsl/distributed_runtime/coordination/"
+      "coordination_service.cc:962] /job:jax_worker/replica:0/task:1 unexpectedly tried to connect";
+  auto p = ParseLine(line);
+  EXPECT_EQ(p.level, Level::kError);
+  EXPECT_EQ(p.format, "glog");
+  EXPECT_EQ(p.message, "/job:jax_worker/replica:0/task:1 unexpectedly tried to connect");
+  // Python logging with the same date shape is still Python logging.
+  auto py = ParseLine("2025-04-05 18:39:10,837 - root - ERROR - boom");
+  EXPECT_EQ(py.level, Level::kError);
+  EXPECT_EQ(py.message, "boom");
+}
+
 }  // namespace
 }  // namespace faultline::parse
