@@ -286,6 +286,9 @@ void FillRootCause(const Findings& f, const Ranking& ranking, const rules::RuleS
   if (e.repeats > 0) rc.why.push_back(fmt::format("printed {} more time(s) in a row", e.repeats));
   for (size_t i : ranking.same_error) {
     const auto& key = f.events[i].process.key;
+    // The unprefixed output repeating it is a launcher's summary (torchelastic's error-file traceback),
+    // not another process that failed the same way.
+    if (key.empty()) continue;
     if (std::find(rc.same_error_in.begin(), rc.same_error_in.end(), key) == rc.same_error_in.end()) {
       rc.same_error_in.push_back(key);
     }

@@ -42,6 +42,12 @@ bool Contains(std::string_view s, std::string_view part) { return s.find(part) !
 
 // Traceback body lines: indented frames, and the box lines of `rich`'s
 // tracebacks ("│ /path/file.py:12 in f │", "╰───╯").
+size_t LeadingBlanks(std::string_view msg) {
+  size_t i = 0;
+  while (i < msg.size() && (msg[i] == ' ' || msg[i] == '\t')) ++i;
+  return i;
+}
+
 bool Indented(std::string_view msg) {
   if (msg.empty()) return false;
   if (msg[0] == ' ' || msg[0] == '\t') return true;
@@ -177,6 +183,7 @@ void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
     Emit(ps);
   }
   e.where = Info(line);  // until the exception line is seen
+  ps.traceback_indent = LeadingBlanks(p.message);
   e.chained = ps.chain_marker_line >= 0 && e.where.line - ps.chain_marker_line <= 3;
   ps.chain_marker_line = -1;
   AddContext(e, line);
@@ -252,6 +259,10 @@ void EventBuilder::Add(const LineView& line) {
       ps.state == State::kIdle && !ps.has_pending && (line.structure & kFrameLine) && IsFrameLine(msg);
 
   if (ps.state == State::kInTraceback) {
+    if (ps.traceback_indent > 0 && !msg.empty() && LeadingBlanks(msg) >= ps.traceback_indent) {
+      // An indented traceback: its own column 0 is the indent of its start line.
+      msg = msg.substr(ps.traceback_indent);
+    }
     if (msg.empty() || Indented(msg) || traceback_start || chain_marker) {
       AddContext(ps.pending, line);
       AddMatches(ps.pending, line);  // frame lines name the code that raised (launcher frames)

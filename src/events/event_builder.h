@@ -71,6 +71,11 @@ class EventBuilder {
     bool tentative_exception = false;
     std::string before_exception;
     LineInfo before_where;
+    // The indent of the open traceback's "Traceback (most recent call last):"
+    // line: a traceback another tool re-prints indented (pip's subprocess
+    // output, a nested log) has its frames deeper and its exception line at
+    // that indent, not at column 0.
+    size_t traceback_indent = 0;
   };
 
   void Emit(ProcessState& ps);

@@ -296,5 +296,26 @@ TEST(EventBuilderTest, ATracebackWithoutAChainMarkerIsNotChained) {
   EXPECT_FALSE(h.events.back().chained);
 }
 
+TEST(EventBuilderTest, IndentedTracebackEndsAtItsOwnIndent) {
+  // pip re-prints a build's output indented by six spaces (tests/real/flash-attn-pip-build-requires-cuda-11-6):
+  // the exception line sits at the Traceback line's indent, its frames deeper.
+  Harness h;
+  h.Feed({
+      "      Traceback (most recent call last):",
+      "        File \"<string>\", line 2, in <module>",
+      "        File \"/tmp/pip-install-2m2j8ref/flash-attn/setup.py\", line 117, in <module>",
+      "          raise RuntimeError(",
+      "      RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.",
+      "      ",
+      "      [end of output]",
+  });
+  ASSERT_GE(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].kind, EventKind::kPythonTraceback);
+  EXPECT_EQ(h.events[0].exception, "RuntimeError");
+  EXPECT_EQ(h.events[0].message, "RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.");
+  EXPECT_EQ(h.events[0].where.line, 5);
+  EXPECT_FALSE(h.events[0].cut_off);
+}
+
 }  // namespace
 }  // namespace faultline::events
