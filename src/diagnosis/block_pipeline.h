@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "input/line_reader.h"
+#include "parse/parsed_line.h"
 #include "parse/wrapper.h"
 #include "rules/pattern_matcher.h"
 #include "rules/rule_set.h"
@@ -53,8 +54,25 @@ struct ScannedBlock {
     rules::Captures captures;
   };
   std::vector<Confirmed> confirmed;
-  std::string scratch;   // cleaning buffer (swapped with data)
-  bool cleaned = false;  // data is already cleaned (and peeled)
+  // The block's lines, prepared on the scan thread by the same hook (the
+  // stateless part of the line walk: where each line is, its hits, its
+  // process prefix, and the full parse of a line with a hit), so that the
+  // consumer's serial walk only applies them to its per-process state. Empty
+  // when the hook prepares nothing.
+  struct Line {
+    uint32_t start;        // offset of the line in data
+    uint32_t end;          // offset of its '\n' (or data.size())
+    uint32_t rules_begin;  // its rule hits: rule_ids[rules_begin, rules_end), in order of first hit
+    uint32_t rules_end;
+    uint32_t structure;        // structural bits hit on the line
+    int32_t parsed;            // index of its full parse in `parsed`, -1 when not parsed
+    std::string_view process;  // the process its prefixes name (parse::ParseProcessPrefixes), into data
+  };
+  std::vector<Line> lines;
+  std::vector<unsigned> rule_ids;
+  std::vector<parse::ParsedLine> parsed;  // views into data
+  std::string scratch;                    // cleaning buffer (swapped with data)
+  bool cleaned = false;                   // data is already cleaned (and peeled)
   int64_t seq = 0;
 };
 

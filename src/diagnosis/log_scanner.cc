@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <span>
 #include <thread>
 
 #include "diagnosis/block_pipeline.h"
@@ -35,35 +36,21 @@ class Scanner {
         findings_(findings),
         builder_([this](events::Event&& e) { OnEvent(std::move(e)); }) {}
 
-  // Walks a scanned block's lines. Lines are numbered here (the reader
-  // does not count them).
+  // Walks a scanned block's lines, as the scan thread prepared them
+  // (PrepareOnScanThread). Lines are numbered here (the reader does not
+  // count them).
   void Block(const ScannedBlock& block) {
     std::string_view data = block.data;
-    const std::vector<rules::PatternHit>& hits = block.hits;
-    const int64_t first_line = next_line_;
-    size_t hit = 0;
-    size_t pos = 0;
-    int64_t line_no = first_line;
-    size_t index = 0;  // of the line in the block
+    int64_t line_no = next_line_;
     block_ = data;
     confirmed_ = &block.confirmed;
     next_confirmed_ = 0;
     timed_from_ = 0;
-    while (pos < data.size()) {
-      const char* nl = static_cast<const char*>(std::memchr(data.data() + pos, '\n', data.size() - pos));
-      size_t end = nl ? static_cast<size_t>(nl - data.data()) : data.size();
-      std::string_view line = data.substr(pos, end - pos);
-      uint32_t structure = 0;
-      line_rules_.clear();
-      while (hit < hits.size() && hits[hit].end <= end) {
-        unsigned id = hits[hit].id;
-        if (id >= rules::kStructuralBase) {
-          structure |= 1u << (id - rules::kStructuralBase);
-        } else if (std::find(line_rules_.begin(), line_rules_.end(), id) == line_rules_.end()) {
-          line_rules_.push_back(id);
-        }
-        ++hit;
-      }
+    for (size_t index = 0; index < block.lines.size(); ++index) {
+      const ScannedBlock::Line& prepared = block.lines[index];
+      std::string_view line = data.substr(prepared.start, prepared.end - prepared.start);
+      line_rules_ = std::span<const unsigned>(block.rule_ids.data() + prepared.rules_begin,
+                                              prepared.rules_end - prepared.rules_begin);
       if (index < block.line_identity.size() && block.line_identity[index] != 0) {
         uint32_t id = block.line_identity[index];
         wrapper_identity_ = block.identities[id];
@@ -72,17 +59,19 @@ class Scanner {
         wrapper_identity_ = {};
         wrapper_rank_ = -1;
       }
-      line_end_ = end;
-      Line(line, line_no, structure, pos);
-      if (need_times_ && line_examined_) timed_from_ = end + 1;
-      pos = end + 1;
+      line_end_ = prepared.end;
+      prefix_process_ = prepared.process;
+      prepared_parse_ = prepared.parsed >= 0 ? &block.parsed[prepared.parsed] : nullptr;
+      Line(line, line_no, prepared.structure, prepared.start);
+      if (need_times_ && line_examined_) timed_from_ = prepared.end + 1;
       ++line_no;
-      ++index;
     }
     if (need_times_) ResolveTime(data.size());  // the next block cannot look back here
     timed_from_ = 0;
     block_ = {};
     confirmed_ = nullptr;
+    line_rules_ = {};
+    prepared_parse_ = nullptr;
     RememberLastLine(data, line_no - 1);
     next_line_ = line_no;
   }
@@ -121,7 +110,9 @@ class Scanner {
       // its process already reached: a step counter, a progress bar): only
       // attribute the line to its process. With several inputs its time is
       // read only if a later line needs it (ResolveTime).
-      parse::ParsedLine p = parse::ParseProcessPrefixes(text);
+      parse::ParsedLine p;  // what the cheap path uses of parse::ParseProcessPrefixes(text)
+      p.text = text;
+      p.process = prefix_process_;
       WithWrapperIdentity(&p);
       if (!interesting || OnlyReachedPhases(p.process)) {
         NoteProcess(p, line_no);
@@ -133,7 +124,7 @@ class Scanner {
         return;
       }
     }
-    parse::ParsedLine p = parse::ParseLine(text);
+    parse::ParsedLine p = prepared_parse_ ? *prepared_parse_ : parse::ParseLine(text);
     WithWrapperIdentity(&p);
     if (need_times_) {
       if (!p.time.valid) ResolveTime(offset);
@@ -366,14 +357,28 @@ class Scanner {
 
   void AddPhase(const rules::Rule& rule, size_t id, const parse::ParsedLine& p, int64_t line_no,
                 const rules::Captures& caps) {
+    // A step line marks again what the previous step line of its process
+    // marked: the mark and the PhaseHit found then are remembered (map nodes
+    // and vector indexes stay valid while this file is scanned).
+    PhaseSlot* slot = nullptr;
+    for (PhaseSlot& s : phase_slots_) {
+      if (s.id == id && s.process == p.process) {
+        slot = &s;
+        break;
+      }
+    }
     if (rule.completes || rule.phase == "training") {
-      auto& marks = rule.completes  ? findings_->last_completion
-                    : rule.progress ? findings_->last_generic_progress
-                                    : findings_->last_progress;
-      auto it = marks.find(p.process);
-      if (it == marks.end()) it = marks.emplace(std::string(p.process), ProgressMark()).first;
+      ProgressMark* mark_ptr = slot ? slot->mark : nullptr;
+      if (!mark_ptr) {
+        auto& marks = rule.completes  ? findings_->last_completion
+                      : rule.progress ? findings_->last_generic_progress
+                                      : findings_->last_progress;
+        auto it = marks.find(p.process);
+        if (it == marks.end()) it = marks.emplace(std::string(p.process), ProgressMark()).first;
+        mark_ptr = &it->second;
+      }
       // Assigned in place: a step line's mark reuses the previous one's memory.
-      ProgressMark& mark = it->second;
+      ProgressMark& mark = *mark_ptr;
       mark.where.file = file_;
       mark.where.line = line_no;
       mark.where.text.assign(p.text.substr(0, 400));
@@ -381,28 +386,69 @@ class Scanner {
       mark.time = p.time;
       AssignCapture(caps, "step", &mark.step);
       AssignCapture(caps, "total", &mark.total);
+      if (!slot) slot = NewPhaseSlot(id, p.process);
+      slot->mark = mark_ptr;
     }
     // Keep the first mark per (process, phase): enough to order phases.
     // Keep the latest one too: a server that answers requests after an error kept serving.
-    for (auto& ph : findings_->phases) {
-      if (ph.phase == rule.phase && ph.process.key == p.process && ph.completes == rule.completes &&
-          ph.generic == rule.progress) {
-        if (!IsTracebackFrame(p.text)) {
-          ph.last = LineInfo{file_, line_no, {}};
-          ph.last_time = p.time;
+    size_t index = slot ? slot->phase : kNoHit;
+    if (index == kNoHit) {
+      for (size_t i = 0; i < findings_->phases.size(); ++i) {
+        const PhaseHit& ph = findings_->phases[i];
+        if (ph.phase == rule.phase && ph.process.key == p.process && ph.completes == rule.completes &&
+            ph.generic == rule.progress) {
+          index = i;
+          break;
         }
-        return;
       }
     }
-    PhaseHit hit;
-    hit.phase = rule.phase;
-    hit.rule = id;
-    hit.where = LineInfo{file_, line_no, std::string(p.text)};
-    hit.process = events::ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
-    hit.time = p.time;
-    hit.completes = rule.completes;
-    hit.generic = rule.progress;
-    findings_->phases.push_back(std::move(hit));
+    if (index != kNoHit) {
+      PhaseHit& ph = findings_->phases[index];
+      if (!slot) slot = NewPhaseSlot(id, p.process);
+      slot->phase = index;
+      if (IsTracebackFrame(p.text)) return;  // where an error was raised: no progress after it
+      ph.last.file = file_;
+      ph.last.line = line_no;
+      ph.last.text.clear();
+      ph.last.template_id = -1;
+      ph.last_time = p.time;
+    } else {
+      index = findings_->phases.size();
+      PhaseHit hit;
+      hit.phase = rule.phase;
+      hit.rule = id;
+      hit.where = LineInfo{file_, line_no, std::string(p.text)};
+      hit.process =
+          events::ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
+      hit.time = p.time;
+      hit.completes = rule.completes;
+      hit.generic = rule.progress;
+      findings_->phases.push_back(std::move(hit));
+    }
+    if (!slot) slot = NewPhaseSlot(id, p.process);
+    slot->phase = index;
+  }
+
+  // (rule, process) -> where AddPhase put its marks; a few, the latest kept.
+  struct PhaseSlot {
+    size_t id = ~size_t{0};
+    std::string process;
+    ProgressMark* mark = nullptr;
+    size_t phase = ~size_t{0};
+  };
+  static constexpr size_t kPhaseSlots = 16;
+  PhaseSlot* NewPhaseSlot(size_t id, std::string_view process) {
+    if (phase_slots_.size() < kPhaseSlots) {
+      phase_slots_.emplace_back();
+    } else {
+      std::rotate(phase_slots_.begin(), phase_slots_.begin() + 1, phase_slots_.end());  // drop the oldest
+    }
+    PhaseSlot& s = phase_slots_.back();
+    s.id = id;
+    s.process.assign(process);
+    s.mark = nullptr;
+    s.phase = kNoHit;
+    return &s;
   }
 
   void SetFact(const std::string& name, const std::string& value) {
@@ -430,8 +476,11 @@ class Scanner {
   const rules::RuleSet& rules_;
   Findings* findings_;
   events::EventBuilder builder_;
-  std::vector<unsigned> line_rules_;
-  std::vector<unsigned> generic_rules_;  // the line's generic progress rules, unconfirmed
+  std::vector<PhaseSlot> phase_slots_;
+  std::span<const unsigned> line_rules_;               // the current line's rule hits, into the block
+  std::string_view prefix_process_;                    // the current line's process prefix
+  const parse::ParsedLine* prepared_parse_ = nullptr;  // its full parse, when the scan thread made one
+  std::vector<unsigned> generic_rules_;                // the line's generic progress rules, unconfirmed
   std::vector<events::RuleMatch> matches_;
   parse::Timestamp last_time_;
   ProcessStats* cached_stats_ = nullptr;
@@ -485,29 +534,76 @@ std::vector<bool> AlwaysConfirmed(const rules::RuleSet& rules) {
   return out;
 }
 
-// Confirms a block's always-confirmed hits on the scan thread (RE2 work off
-// the scanner's serial walk), once per (line, rule). A hit belongs to the
-// line whose end is the first at or after the hit's end, as in Scanner::Block.
-void ConfirmOnScanThread(const rules::RuleSet& rules, const std::vector<bool>& always, ScannedBlock* block) {
+// Which rules make the scan thread parse the line they hit in full. A line
+// whose hits are all phase marks that are kept only once per process (and
+// benign or redact rules) usually takes Scanner::Line's cheap path (its
+// process already reached the phase): the walk parses it itself when not.
+std::vector<bool> ParsedOnScanThread(const rules::RuleSet& rules) {
+  std::vector<bool> out(rules.rules().size(), true);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const rules::Rule& r = rules.rules()[i];
+    if (r.kind == RuleKind::kBenign || r.kind == RuleKind::kRedact) out[i] = false;
+    if (r.kind == RuleKind::kPhase && !r.progress && !r.completes && r.phase != "training") out[i] = false;
+  }
+  return out;
+}
+
+struct ScanThreadRules {
+  std::vector<bool> always;  // AlwaysConfirmed
+  std::vector<bool> parsed;  // ParsedOnScanThread
+};
+
+// The stateless part of the line walk, on the scan thread: splits the block
+// into lines, gives each line its hits (a hit belongs to the line whose end
+// is the first at or after the hit's end), parses its process prefix, parses
+// in full a line whose hits the walk will need it for, and confirms the
+// always-confirmed hits (RE2 work off the serial walk), once per (line, rule).
+void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& which, ScannedBlock* block) {
   std::string_view data = block->data;
-  size_t line_start = 0, line_end = std::string_view::npos;
-  size_t first_of_line = 0;  // in block->confirmed
-  for (const rules::PatternHit& h : block->hits) {
-    if (h.id >= always.size() || !always[h.id]) continue;
-    if (line_end == std::string_view::npos || h.end > line_end) {
-      if (h.end >= data.size()) break;  // past the last line
-      const void* nl = std::memchr(data.data() + h.end, '\n', data.size() - h.end);
-      line_end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data.data()) : data.size();
-      const void* prev = line_end > 0 ? memrchr(data.data(), '\n', line_end) : nullptr;
-      line_start = prev ? static_cast<size_t>(static_cast<const char*>(prev) - data.data()) + 1 : 0;
-      first_of_line = block->confirmed.size();
+  const std::vector<rules::PatternHit>& hits = block->hits;
+  block->lines.clear();
+  block->rule_ids.clear();
+  block->parsed.clear();
+  size_t hit = 0;
+  size_t pos = 0;
+  while (pos < data.size()) {
+    const char* nl = static_cast<const char*>(std::memchr(data.data() + pos, '\n', data.size() - pos));
+    size_t end = nl ? static_cast<size_t>(nl - data.data()) : data.size();
+    std::string_view line = data.substr(pos, end - pos);
+    ScannedBlock::Line out{static_cast<uint32_t>(pos),
+                           static_cast<uint32_t>(end),
+                           static_cast<uint32_t>(block->rule_ids.size()),
+                           0,
+                           0,
+                           -1,
+                           {}};
+    bool parse = false;
+    while (hit < hits.size() && hits[hit].end <= end) {
+      unsigned id = hits[hit].id;
+      ++hit;
+      if (id >= rules::kStructuralBase) {
+        out.structure |= 1u << (id - rules::kStructuralBase);
+        continue;
+      }
+      if (std::find(block->rule_ids.begin() + out.rules_begin, block->rule_ids.end(), id) != block->rule_ids.end()) {
+        continue;
+      }
+      block->rule_ids.push_back(id);
+      if (id < which.parsed.size() && which.parsed[id]) parse = true;
+      if (id < which.always.size() && which.always[id]) {
+        ScannedBlock::Confirmed c{end, id, false, {}};
+        c.matched = rules.Confirm(id, line, &c.captures);
+        block->confirmed.push_back(std::move(c));
+      }
     }
-    bool seen = false;
-    for (size_t i = first_of_line; i < block->confirmed.size() && !seen; ++i) seen = block->confirmed[i].id == h.id;
-    if (seen) continue;
-    ScannedBlock::Confirmed c{line_end, h.id, false, {}};
-    c.matched = rules.Confirm(h.id, data.substr(line_start, line_end - line_start), &c.captures);
-    block->confirmed.push_back(std::move(c));
+    out.rules_end = static_cast<uint32_t>(block->rule_ids.size());
+    out.process = parse::ParseProcessPrefixes(line).process;
+    if (parse || out.structure != 0) {
+      out.parsed = static_cast<int32_t>(block->parsed.size());
+      block->parsed.push_back(parse::ParseLine(line));
+    }
+    block->lines.push_back(out);
+    pos = end + 1;
   }
 }
 
@@ -541,9 +637,9 @@ Status ScanInput(const input::InputFile& file, int file_index, bool need_times, 
   std::string worn;
   {
     static const bool kThreaded = std::thread::hardware_concurrency() > 1;
-    const std::vector<bool> always = AlwaysConfirmed(rules);
+    const ScanThreadRules which{AlwaysConfirmed(rules), ParsedOnScanThread(rules)};
     BlockPipeline pipeline(&reader, rules.matcher(), kThreaded, wrappers,
-                           [&rules, &always](ScannedBlock* block) { ConfirmOnScanThread(rules, always, block); });
+                           [&rules, &which](ScannedBlock* block) { PrepareOnScanThread(rules, which, block); });
     while (const ScannedBlock* block = pipeline.Next()) scanner.Block(*block);
     worn = pipeline.wrappers();
   }  // joins the producer: the reader is ours again
