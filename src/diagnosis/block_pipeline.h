@@ -71,8 +71,35 @@ struct ScannedBlock {
   std::vector<Line> lines;
   std::vector<unsigned> rule_ids;
   std::vector<parse::ParsedLine> parsed;  // views into data
-  std::string scratch;                    // cleaning buffer (swapped with data)
-  bool cleaned = false;                   // data is already cleaned (and peeled)
+  // Runs of lines whose whole effect on the walk's state, when no traceback
+  // is open, is summed up here: plain lines (no hit, or only benign hits) and
+  // step lines (only training marks). The walk applies a run at once when its
+  // state allows (log_scanner.cc), or walks its lines one by one.
+  struct RunProcess {
+    std::string_view process;  // into data
+    uint32_t lines;            // lines of the run it wrote
+    uint32_t last;             // index of its last line in the run
+  };
+  struct RunMark {  // the last line of the run that a (rule, process) marked
+    unsigned rule;
+    std::string_view process;   // into data
+    uint32_t line;              // index in lines
+    uint32_t confirmed;         // its captures: index in confirmed
+    parse::Timestamp run_time;  // the latest time a line of the run up to it gives (invalid: none)
+    parse::Timestamp own_time;  // the line's own time (its parse's)
+  };
+  struct Run {
+    uint32_t first, end;  // lines [first, end)
+    uint32_t processes_begin, processes_end;
+    uint32_t marks_begin, marks_end;  // in order of line, then of rule on the line
+    int32_t last_full = -1;           // the last step line (fully parsed by the walk), -1 when none
+    parse::Timestamp latest_time;     // the latest time a line up to last_full gives
+  };
+  std::vector<Run> runs;
+  std::vector<RunProcess> run_processes;
+  std::vector<RunMark> run_marks;
+  std::string scratch;   // cleaning buffer (swapped with data)
+  bool cleaned = false;  // data is already cleaned (and peeled)
   int64_t seq = 0;
 };
 

@@ -46,7 +46,18 @@ class Scanner {
     confirmed_ = &block.confirmed;
     next_confirmed_ = 0;
     timed_from_ = 0;
+    size_t next_run = 0;
     for (size_t index = 0; index < block.lines.size(); ++index) {
+      if (next_run < block.runs.size() && block.runs[next_run].first == index) {
+        const ScannedBlock::Run& run = block.runs[next_run++];
+        if (runs_enabled_ && ApplyRun(block, run, line_no)) {
+          ++runs_applied_;
+          if (run.last_full >= 0) ++step_runs_applied_;
+          line_no += run.end - run.first;
+          index = run.end - 1;
+          continue;
+        }
+      }
       const ScannedBlock::Line& prepared = block.lines[index];
       std::string_view line = data.substr(prepared.start, prepared.end - prepared.start);
       line_rules_ = std::span<const unsigned>(block.rule_ids.data() + prepared.rules_begin,
@@ -77,6 +88,11 @@ class Scanner {
   }
 
   int64_t lines() const { return next_line_ - 1; }
+
+  // Walk every line one by one (tests compare both walks).
+  void set_runs_enabled(bool on) { runs_enabled_ = on; }
+  int64_t runs_applied() const { return runs_applied_; }
+  int64_t step_runs_applied() const { return step_runs_applied_; }
 
   void Finish() {
     builder_.Finish();
@@ -197,6 +213,78 @@ class Scanner {
     view.cascade_rule = cascade;
     view.template_id = template_id;
     builder_.Add(view);
+  }
+
+  // A run of plain and step lines (ScannedBlock::Run) at once: what walking
+  // its lines one by one would do, when that is only counting lines and
+  // moving marks that exist. False (nothing done) when a line of the run
+  // would do more: a traceback is open (every line joins it), a process or
+  // its training phase is new (its first line is kept), templates are mined.
+  bool ApplyRun(const ScannedBlock& block, const ScannedBlock::Run& run, int64_t first_no) {
+    if (findings_->miner || builder_.NeedsEveryLine()) return false;
+    run_stats_.clear();
+    for (uint32_t i = run.processes_begin; i < run.processes_end; ++i) {
+      auto it = findings_->processes.find(block.run_processes[i].process);
+      if (it == findings_->processes.end()) return false;
+      run_stats_.push_back(&it->second);
+    }
+    run_targets_.clear();
+    for (uint32_t i = run.marks_begin; i < run.marks_end; ++i) {
+      const ScannedBlock::RunMark& m = block.run_marks[i];
+      const rules::Rule& rule = rules_.rules()[m.rule];
+      auto mark = findings_->last_progress.find(m.process);
+      size_t phase = FindPhase(rule, m.process);
+      if (mark == findings_->last_progress.end() || phase == kNoHit) return false;
+      run_targets_.emplace_back(&mark->second, phase);
+    }
+    const int64_t run_lines = run.end - run.first;
+    findings_->total_lines += run_lines;
+    for (uint32_t i = run.processes_begin; i < run.processes_end; ++i) {
+      const ScannedBlock::RunProcess& rp = block.run_processes[i];
+      ProcessStats* st = run_stats_[i - run.processes_begin];
+      st->lines += rp.lines;
+      st->last_line.file = file_;
+      st->last_line.line = first_no + rp.last;
+    }
+    if (run.last_full < 0) return true;
+    if (need_times_) ResolveTime(block.lines[run.first].start);
+    const parse::Timestamp incoming = last_time_;
+    for (uint32_t i = run.marks_begin; i < run.marks_end; ++i) {
+      const ScannedBlock::RunMark& m = block.run_marks[i];
+      const ScannedBlock::Line& l = block.lines[m.line];
+      const parse::Timestamp& time = m.run_time.valid ? m.run_time : incoming.valid ? incoming : m.own_time;
+      const int64_t line_no = first_no + (m.line - run.first);
+      auto [mark, phase] = run_targets_[i - run.marks_begin];
+      mark->where.file = file_;
+      mark->where.line = line_no;
+      mark->where.text.assign(block.data.substr(l.start, std::min<size_t>(l.end - l.start, 400)));
+      mark->where.template_id = -1;
+      mark->time = time;
+      const rules::Captures& caps = block.confirmed[m.confirmed].captures;
+      AssignCapture(caps, "step", &mark->step);
+      AssignCapture(caps, "total", &mark->total);
+      PhaseHit& ph = findings_->phases[phase];
+      ph.last.file = file_;
+      ph.last.line = line_no;
+      ph.last.text.clear();
+      ph.last.template_id = -1;
+      ph.last_time = time;
+    }
+    if (run.latest_time.valid) last_time_ = run.latest_time;
+    if (need_times_) timed_from_ = block.lines[run.last_full].end + 1;
+    return true;
+  }
+
+  // The PhaseHit AddPhase would move for `rule` in `process`, kNoHit when none.
+  size_t FindPhase(const rules::Rule& rule, std::string_view process) const {
+    for (size_t i = 0; i < findings_->phases.size(); ++i) {
+      const PhaseHit& ph = findings_->phases[i];
+      if (ph.phase == rule.phase && ph.process.key == process && ph.completes == rule.completes &&
+          ph.generic == rule.progress) {
+        return i;
+      }
+    }
+    return kNoHit;
   }
 
   // Rule `id` on the current line: the scan thread's answer when it gave
@@ -477,10 +565,15 @@ class Scanner {
   Findings* findings_;
   events::EventBuilder builder_;
   std::vector<PhaseSlot> phase_slots_;
-  std::span<const unsigned> line_rules_;               // the current line's rule hits, into the block
-  std::string_view prefix_process_;                    // the current line's process prefix
-  const parse::ParsedLine* prepared_parse_ = nullptr;  // its full parse, when the scan thread made one
-  std::vector<unsigned> generic_rules_;                // the line's generic progress rules, unconfirmed
+  bool runs_enabled_ = true;
+  int64_t runs_applied_ = 0;
+  int64_t step_runs_applied_ = 0;
+  std::vector<ProcessStats*> run_stats_;                       // ApplyRun's processes
+  std::vector<std::pair<ProgressMark*, size_t>> run_targets_;  // ApplyRun's marks and PhaseHits
+  std::span<const unsigned> line_rules_;                       // the current line's rule hits, into the block
+  std::string_view prefix_process_;                            // the current line's process prefix
+  const parse::ParsedLine* prepared_parse_ = nullptr;          // its full parse, when the scan thread made one
+  std::vector<unsigned> generic_rules_;                        // the line's generic progress rules, unconfirmed
   std::vector<events::RuleMatch> matches_;
   parse::Timestamp last_time_;
   ProcessStats* cached_stats_ = nullptr;
@@ -548,9 +641,179 @@ std::vector<bool> ParsedOnScanThread(const rules::RuleSet& rules) {
   return out;
 }
 
+// What a rule's hit makes of a line, for the runs (ScannedBlock::Run).
+enum class RunClass : uint8_t {
+  kPlain,     // benign and redact rules: nothing without an event
+  kStep,      // a training mark kept per line (Scanner::AddPhase on every line)
+  kGeneric,   // a generic progress rule: nothing when a training mark confirmed
+  kBreaking,  // anything else ends a run
+};
+
+std::vector<RunClass> RunClasses(const rules::RuleSet& rules) {
+  std::vector<RunClass> out(rules.rules().size(), RunClass::kBreaking);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const rules::Rule& r = rules.rules()[i];
+    if (r.kind == RuleKind::kBenign || r.kind == RuleKind::kRedact) out[i] = RunClass::kPlain;
+    if (r.kind == RuleKind::kPhase && r.progress) out[i] = RunClass::kGeneric;
+    if (r.kind == RuleKind::kPhase && !r.progress && !r.completes && r.phase == "training") out[i] = RunClass::kStep;
+  }
+  return out;
+}
+
 struct ScanThreadRules {
-  std::vector<bool> always;  // AlwaysConfirmed
-  std::vector<bool> parsed;  // ParsedOnScanThread
+  std::vector<bool> always;       // AlwaysConfirmed
+  std::vector<bool> parsed;       // ParsedOnScanThread
+  std::vector<RunClass> classes;  // RunClasses
+  bool need_times = false;        // the scanner's (several inputs: every line's time counts)
+};
+
+// Sums up the block's runs of plain and step lines (ScannedBlock::Run), one
+// prepared line at a time. What each line does is what Scanner::Line does
+// with it when no traceback is open: a plain line is counted for its
+// prefix's process; a step line is parsed, counted for its parsed process,
+// and each training mark that confirmed moves its process's mark to the line
+// (the last one of the run wins). Times as Scanner::Line inherits them: a
+// step line's own, else the latest one before it (with several inputs, of
+// any line: ResolveTime). The full parses of a kept run's lines are dropped
+// (the walk parses them again in the rare case it walks the run line by
+// line): a block of step lines holds at most kMaxRunLines parses.
+class RunBuilder {
+ public:
+  static constexpr size_t kMinRunLines = 16;  // shorter runs are walked line by line
+  static constexpr size_t kMaxRunLines = 4096;
+  static constexpr size_t kMaxRunProcesses = 32;
+
+  RunBuilder(const ScanThreadRules& which, ScannedBlock* block) : which_(which), block_(block) {
+    block->runs.clear();
+    block->run_processes.clear();
+    block->run_marks.clear();
+  }
+
+  // Line j of the block (its hits and confirmations are in the block; its
+  // full parse, when made, in *parse, not yet in block->parsed).
+  void Add(size_t j, const ScannedBlock::Line& l, const parse::ParsedLine* parse) {
+    const auto& confirmed = block_->confirmed;
+    while (next_confirmed_ < confirmed.size() && confirmed[next_confirmed_].line_end < l.end) ++next_confirmed_;
+    bool fits = l.structure == 0 && (j >= block_->line_identity.size() || block_->line_identity[j] == 0);
+    bool step = false, generic = false;
+    for (uint32_t r = l.rules_begin; fits && r < l.rules_end; ++r) {
+      unsigned id = block_->rule_ids[r];
+      RunClass c = id < which_.classes.size() ? which_.classes[id] : RunClass::kBreaking;
+      if (c == RunClass::kBreaking) fits = false;
+      if (c == RunClass::kStep) step = true;
+      if (c == RunClass::kGeneric) generic = true;
+    }
+    bool marked = false;  // some training mark confirmed on the line
+    if (fits && step) {
+      for (size_t i = next_confirmed_; i < confirmed.size() && confirmed[i].line_end == l.end; ++i) {
+        if (confirmed[i].matched && which_.classes[confirmed[i].id] == RunClass::kStep) marked = true;
+      }
+    }
+    if (fits && (step || generic) && !marked) fits = false;  // the generic path, or no mark: walked
+    if (fits && marked && !parse) fits = false;
+    if (!fits) {
+      Close(j);
+      return;
+    }
+    std::string_view line = block_->data;
+    line = line.substr(l.start, l.end - l.start);
+    std::string_view process = marked ? parse->process : l.process;
+    if (open_ && (j - run_.first >= kMaxRunLines || !RoomFor(process))) Close(j);
+    if (!open_) {
+      open_ = true;
+      run_ = ScannedBlock::Run{};
+      run_.first = static_cast<uint32_t>(j);
+      run_.processes_begin = static_cast<uint32_t>(block_->run_processes.size());
+      run_.marks_begin = static_cast<uint32_t>(block_->run_marks.size());
+      parsed_begin_ = block_->parsed.size();
+      latest_ = parse::Timestamp();
+    }
+    const uint32_t index = static_cast<uint32_t>(j - run_.first);
+    bool counted = false;
+    for (size_t i = run_.processes_begin; i < block_->run_processes.size() && !counted; ++i) {
+      ScannedBlock::RunProcess& rp = block_->run_processes[i];
+      if (rp.process != process) continue;
+      ++rp.lines;
+      rp.last = index;
+      counted = true;
+    }
+    if (!counted) block_->run_processes.push_back({process, 1, index});
+    // The time this line gives the lines after it.
+    if (marked) {
+      if (parse->time.valid) latest_ = parse->time;
+    } else if (which_.need_times && MayCarryTime(line)) {
+      parse::Timestamp t = parse::ParseLine(line).time;
+      if (t.valid) latest_ = t;
+    }
+    if (!marked) return;
+    run_.last_full = static_cast<int32_t>(j);
+    run_.latest_time = latest_;
+    for (size_t i = next_confirmed_; i < confirmed.size() && confirmed[i].line_end == l.end; ++i) {
+      const ScannedBlock::Confirmed& c = confirmed[i];
+      if (!c.matched || which_.classes[c.id] != RunClass::kStep) continue;
+      ScannedBlock::RunMark* m = nullptr;
+      for (size_t k = run_.marks_begin; k < block_->run_marks.size() && !m; ++k) {
+        if (block_->run_marks[k].rule == c.id && block_->run_marks[k].process == process) m = &block_->run_marks[k];
+      }
+      if (!m) {
+        block_->run_marks.emplace_back();
+        m = &block_->run_marks.back();
+        m->rule = c.id;
+        m->process = process;
+      }
+      m->line = static_cast<uint32_t>(j);
+      m->confirmed = static_cast<uint32_t>(i);
+      m->run_time = latest_;
+      m->own_time = parse->time;
+    }
+  }
+
+  void Finish() { Close(block_->lines.size()); }
+
+ private:
+  bool RoomFor(std::string_view process) const {
+    if (block_->run_processes.size() < run_.processes_begin + kMaxRunProcesses) return true;
+    for (size_t i = run_.processes_begin; i < block_->run_processes.size(); ++i) {
+      if (block_->run_processes[i].process == process) return true;
+    }
+    return false;
+  }
+
+  // Ends the open run before line `end`: kept when long enough.
+  void Close(size_t end) {
+    if (!open_) return;
+    open_ = false;
+    run_.end = static_cast<uint32_t>(end);
+    if (run_.end - run_.first < kMinRunLines) {
+      block_->run_processes.resize(run_.processes_begin);
+      block_->run_marks.resize(run_.marks_begin);
+      return;
+    }
+    run_.processes_end = static_cast<uint32_t>(block_->run_processes.size());
+    run_.marks_end = static_cast<uint32_t>(block_->run_marks.size());
+    const auto& lines = block_->lines;
+    auto position = [&](const ScannedBlock::RunMark& m) {  // of the mark's rule among its line's hits
+      const ScannedBlock::Line& l = lines[m.line];
+      return std::find(block_->rule_ids.begin() + l.rules_begin, block_->rule_ids.begin() + l.rules_end, m.rule) -
+             block_->rule_ids.begin();
+    };
+    std::sort(block_->run_marks.begin() + run_.marks_begin, block_->run_marks.end(),
+              [&](const ScannedBlock::RunMark& a, const ScannedBlock::RunMark& b) {
+                return a.line != b.line ? a.line < b.line : position(a) < position(b);
+              });
+    // The run's lines are the last ones parsed: their parses go.
+    for (size_t k = run_.first; k < end && k < lines.size(); ++k) block_->lines[k].parsed = -1;
+    block_->parsed.resize(parsed_begin_);
+    block_->runs.push_back(run_);
+  }
+
+  const ScanThreadRules& which_;
+  ScannedBlock* block_;
+  size_t next_confirmed_ = 0;
+  ScannedBlock::Run run_{};
+  bool open_ = false;
+  size_t parsed_begin_ = 0;  // block->parsed's size when the open run began
+  parse::Timestamp latest_;  // of the open run, up to the current line
 };
 
 // The stateless part of the line walk, on the scan thread: splits the block
@@ -564,6 +827,8 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
   block->lines.clear();
   block->rule_ids.clear();
   block->parsed.clear();
+  RunBuilder runs(which, block);
+  parse::ParsedLine full;
   size_t hit = 0;
   size_t pos = 0;
   while (pos < data.size()) {
@@ -598,13 +863,20 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
     }
     out.rules_end = static_cast<uint32_t>(block->rule_ids.size());
     out.process = parse::ParseProcessPrefixes(line).process;
-    if (parse || out.structure != 0) {
-      out.parsed = static_cast<int32_t>(block->parsed.size());
-      block->parsed.push_back(parse::ParseLine(line));
-    }
+    parse |= out.structure != 0;
+    if (parse) full = parse::ParseLine(line);
+    // The line is in the block before the run builder sees it; its parse
+    // after (closing a run drops the parses of the run's lines, the last ones).
+    const size_t j = block->lines.size();
     block->lines.push_back(out);
+    runs.Add(j, block->lines.back(), parse ? &full : nullptr);
+    if (parse) {
+      block->lines.back().parsed = static_cast<int32_t>(block->parsed.size());
+      block->parsed.push_back(full);
+    }
     pos = end + 1;
   }
+  runs.Finish();
 }
 
 }  // namespace
@@ -627,23 +899,27 @@ bool MayCarryTime(std::string_view line) {
 }
 
 Status ScanInput(const input::InputFile& file, int file_index, bool need_times, const rules::RuleSet& rules,
-                 const parse::WrapperSet* wrappers, Findings* findings) {
+                 const parse::WrapperSet* wrappers, Findings* findings, const ScanTuning& tuning) {
   auto source = input::OpenByteSource(file.path);
   if (!source.ok()) return source.status();
   input::LineReaderOptions reader_options;
   reader_options.count_lines = false;
+  reader_options.block_bytes = tuning.block_bytes;
   input::LineReader reader(std::move(*source), reader_options);
   Scanner scanner(file_index, need_times, rules, findings);
+  scanner.set_runs_enabled(tuning.runs);
   std::string worn;
   {
     static const bool kThreaded = std::thread::hardware_concurrency() > 1;
-    const ScanThreadRules which{AlwaysConfirmed(rules), ParsedOnScanThread(rules)};
+    const ScanThreadRules which{AlwaysConfirmed(rules), ParsedOnScanThread(rules), RunClasses(rules), need_times};
     BlockPipeline pipeline(&reader, rules.matcher(), kThreaded, wrappers,
                            [&rules, &which](ScannedBlock* block) { PrepareOnScanThread(rules, which, block); });
     while (const ScannedBlock* block = pipeline.Next()) scanner.Block(*block);
     worn = pipeline.wrappers();
   }  // joins the producer: the reader is ours again
   scanner.Finish();
+  if (tuning.runs_applied) *tuning.runs_applied += scanner.runs_applied();
+  if (tuning.step_runs_applied) *tuning.step_runs_applied += scanner.step_runs_applied();
   report::InputSummary summary;
   summary.file = file.display;
   summary.lines = scanner.lines();

@@ -25,8 +25,16 @@ Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule
 // warning and keeps what was read; an unreadable one returns the error.
 // need_times: parse every line's timestamp (to order several inputs).
 // wrappers (may be null): the outer wrappers to detect and peel.
+// tuning: the block size and whether runs of plain and step lines are
+// applied at once (tests compare the walks; the result is the same).
+struct ScanTuning {
+  size_t block_bytes = 1 << 20;
+  bool runs = true;
+  int64_t* runs_applied = nullptr;       // when set, counts the runs applied at once
+  int64_t* step_runs_applied = nullptr;  // ... and those of them that moved training marks
+};
 Status ScanInput(const input::InputFile& file, int file_index, bool need_times, const rules::RuleSet& rules,
-                 const parse::WrapperSet* wrappers, Findings* findings);
+                 const parse::WrapperSet* wrappers, Findings* findings, const ScanTuning& tuning = {});
 
 // False when no timestamp the line parser reads can be in the line (it has
 // no "HH:MM:SS" clock): such a line's time needs no parse.

@@ -1,0 +1,168 @@
+// The line walk that applies runs of plain and step lines at once (the scan
+// threads sum them up) must leave exactly the Findings of the walk that takes
+// every line one by one, wherever the blocks are cut: inside a traceback,
+// inside a multi-line exception message, inside a run of step lines.
+#include "diagnosis/log_scanner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "diagnosis/block_pipeline.h"
+#include "rules/rule_loader.h"
+#include "rules/wrapper_loader.h"
+
+namespace faultline::diagnosis {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every input of tests/real and every log of tests/golden: real logs with
+// tracebacks, chained exceptions, step counters, progress bars, wrappers.
+std::vector<input::InputFile> RealLogs() {
+  std::vector<input::InputFile> files;
+  const fs::path root(FAULTLINE_SOURCE_DIR);
+  for (const char* corpus : {"tests/real", "tests/golden"}) {
+    for (const auto& dir : fs::directory_iterator(root / corpus)) {
+      if (!dir.is_directory()) continue;
+      for (const auto& f : fs::directory_iterator(dir.path())) {
+        const std::string name = f.path().filename().string();
+        if (!f.is_regular_file() || name == "README.md" || name.rfind("expect", 0) == 0) continue;
+        files.push_back({f.path().string(), f.path().string()});
+      }
+    }
+  }
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
+  return files;
+}
+
+std::string Time(const parse::Timestamp& t) {
+  if (!t.valid) return "-";
+  return std::to_string(t.year) + "/" + std::to_string(t.OrderKey());
+}
+
+std::string Where(const events::LineInfo& w) {
+  return std::to_string(w.file) + ":" + std::to_string(w.line) + "[" + w.text + "]";
+}
+
+// Everything the ranker and the report read from Findings.
+std::string Describe(const Findings& f) {
+  std::string s = "lines " + std::to_string(f.total_lines) + " dropped " + std::to_string(f.events_dropped) + "\n";
+  for (const auto& e : f.events) {
+    s += "event " + std::to_string(static_cast<int>(e.kind)) + " " + Where(e.where) + " " + e.process.key + " " +
+         e.message + " | " + e.exception + " t " + Time(e.time) + " repeats " + std::to_string(e.repeats) + "\n";
+    for (const auto& c : e.context) s += "  ctx " + Where(c) + "\n";
+    for (const auto& c : e.continuation) s += "  cont " + Where(c) + "\n";
+    for (const auto& c : e.chain) s += "  chain " + c + "\n";
+    for (const auto& m : e.matches) s += "  match " + std::to_string(m.rule) + "\n";
+  }
+  for (const auto& p : f.phases) {
+    s += "phase " + p.phase + " " + std::to_string(p.rule) + " " + p.process.key + " " + p.process.role + " " +
+         std::to_string(p.process.pid) + " " + Where(p.where) + " t " + Time(p.time) + " last " + Where(p.last) +
+         " t " + Time(p.last_time) + (p.completes ? " completes" : "") + (p.generic ? " generic" : "") + "\n";
+  }
+  for (const auto& st : f.stops) s += "stop " + std::to_string(st.rule) + " " + Where(st.where) + "\n";
+  auto marks = [&s](const char* what, const auto& m) {
+    for (const auto& [k, v] : m) {
+      s += std::string(what) + " " + k + " " + Where(v.where) + " t " + Time(v.time) + " " + v.step + "/" + v.total +
+           "\n";
+    }
+  };
+  marks("progress", f.last_progress);
+  marks("generic", f.last_generic_progress);
+  marks("completion", f.last_completion);
+  for (const auto& [k, v] : f.progress_counters) s += "counter " + std::to_string(k.first) + " " + k.second + "\n";
+  for (const auto& [k, v] : f.facts) s += "fact " + k + "=" + v + "\n";
+  for (const auto& [k, st] : f.processes) {
+    s += "proc " + k + " " + std::to_string(st.lines) + " " + std::to_string(st.errors) + " " + Where(st.first_line) +
+         " " + Where(st.last_line) + "\n";
+  }
+  for (const auto& in : f.inputs) s += "input " + in.file + " " + std::to_string(in.lines) + "\n";
+  for (const auto& w : f.warnings) s += "warning " + w + "\n";
+  if (f.last_line) s += "last " + Where(*f.last_line) + "\n";
+  return s;
+}
+
+class RunWalkTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto builtin = rules::LoadBuiltinRules();
+    ASSERT_TRUE(builtin.ok());
+    auto set = BuildScanRuleSet(std::move(*builtin));
+    ASSERT_TRUE(set.ok());
+    rules_ = set->release();
+    auto wrappers = rules::LoadWrappers({});
+    ASSERT_TRUE(wrappers.ok());
+    wrappers_ = wrappers->release();
+  }
+  static void TearDownTestSuite() {
+    delete rules_;
+    delete wrappers_;
+  }
+  static const rules::RuleSet* rules_;
+  static const parse::WrapperSet* wrappers_;
+};
+const rules::RuleSet* RunWalkTest::rules_ = nullptr;
+const parse::WrapperSet* RunWalkTest::wrappers_ = nullptr;
+
+TEST_F(RunWalkTest, RunsAtOnceEqualLineByLineAtEveryBlockSize) {
+  const std::vector<input::InputFile> files = RealLogs();
+  ASSERT_GT(files.size(), 200u);
+  int64_t applied = 0, step_runs = 0;
+  // Small blocks cut inside tracebacks and multi-line messages on every log
+  // (the tiniest only on the smaller logs: the test stays fast).
+  struct Cut {
+    size_t block_bytes;
+    int scan_threads;
+    uintmax_t max_file_bytes;
+  };
+  for (const Cut& cut : {Cut{150, 0, 8 << 10}, Cut{1000, 2, 64 << 10}, Cut{1 << 20, 0, ~uintmax_t{0}}}) {
+    SetPipelineScanThreads(cut.scan_threads);
+    for (bool need_times : {false, true}) {
+      for (const auto& file : files) {
+        if (fs::file_size(file.path) > cut.max_file_bytes) continue;
+        Findings serial, runs;
+        ScanTuning one_by_one{cut.block_bytes, false, nullptr};
+        ScanTuning at_once{cut.block_bytes, true, &applied, &step_runs};
+        Status a = ScanInput(file, 0, need_times, *rules_, wrappers_, &serial, one_by_one);
+        Status b = ScanInput(file, 0, need_times, *rules_, wrappers_, &runs, at_once);
+        ASSERT_EQ(a.ok(), b.ok()) << file.path;
+        ASSERT_EQ(Describe(serial), Describe(runs))
+            << file.path << " block " << cut.block_bytes << " threads " << cut.scan_threads << " times " << need_times;
+      }
+    }
+  }
+  SetPipelineScanThreads(-1);
+  EXPECT_GT(applied, 300) << "the runs were never applied: the test compares nothing";
+  EXPECT_GT(step_runs, 5) << "no run moved a training mark";
+}
+
+// A real step log (tests/real/hf-trainer-llamafactory-lora-sft-h100-completed:
+// the HF Trainer's loss dicts between tqdm redraws), read as one of several
+// inputs (times resolved on every line) and alone, cut at every few bytes:
+// the step lines' marks, the phase's latest line and every process's counts
+// agree at every cut, and the runs moved the marks at some of them.
+TEST_F(RunWalkTest, StepLogMarksAgreeAtEveryCut) {
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "hf-trainer-llamafactory-lora-sft-h100-completed" / "train.log";
+  std::vector<input::InputFile> logs{{log.string(), log.string()}};
+  ASSERT_FALSE(logs.empty());
+  int64_t applied = 0, step_runs = 0;
+  for (bool need_times : {false, true}) {
+    for (size_t block_bytes = 40; block_bytes < 13000; block_bytes += 211) {
+      Findings serial, runs;
+      ScanTuning one_by_one{block_bytes, false, nullptr, nullptr};
+      ScanTuning at_once{block_bytes, true, &applied, &step_runs};
+      ASSERT_TRUE(ScanInput(logs[0], 0, need_times, *rules_, wrappers_, &serial, one_by_one).ok());
+      ASSERT_TRUE(ScanInput(logs[0], 0, need_times, *rules_, wrappers_, &runs, at_once).ok());
+      ASSERT_EQ(Describe(serial), Describe(runs)) << "block " << block_bytes << " times " << need_times;
+      ASSERT_FALSE(serial.last_progress.empty());
+    }
+  }
+  EXPECT_GT(step_runs, 20);
+}
+
+}  // namespace
+}  // namespace faultline::diagnosis
