@@ -263,6 +263,8 @@ class Scanner {
       const rules::Captures& caps = block.confirmed[m.confirmed].captures;
       AssignCapture(caps, "step", &mark->step);
       AssignCapture(caps, "total", &mark->total);
+      std::string_view text = block.data.substr(l.start, l.end - l.start);
+      if (IsTracebackFrame(text)) continue;  // as AddPhase: where an error was raised is no progress
       PhaseHit& ph = findings_->phases[phase];
       ph.last.file = file_;
       ph.last.line = line_no;
