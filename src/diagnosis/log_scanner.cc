@@ -257,13 +257,13 @@ class Scanner {
       auto [mark, phase] = run_targets_[i - run.marks_begin];
       mark->where.file = file_;
       mark->where.line = line_no;
-      mark->where.text.assign(block.data.substr(l.start, std::min<size_t>(l.end - l.start, 400)));
+      const std::string_view text = std::string_view(block.data).substr(l.start, l.end - l.start);
+      mark->where.text.assign(text.substr(0, 400));
       mark->where.template_id = -1;
       mark->time = time;
       const rules::Captures& caps = block.confirmed[m.confirmed].captures;
       AssignCapture(caps, "step", &mark->step);
       AssignCapture(caps, "total", &mark->total);
-      std::string_view text = block.data.substr(l.start, l.end - l.start);
       if (IsTracebackFrame(text)) continue;  // as AddPhase: where an error was raised is no progress
       PhaseHit& ph = findings_->phases[phase];
       ph.last.file = file_;
