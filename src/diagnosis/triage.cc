@@ -87,7 +87,9 @@ const ProgressMark* LastProgress(const Findings& f, const Cutoff& cut, bool mult
 // Verdict without a root cause (docs/triage-json.md): healthy when the job
 // completed or a server reached ready (and was serving when the log ends);
 // stalled when it ends before ready, or while training ran without a
-// completion marker (a training log that stops at step N is stalled).
+// completion marker (a training log that stops at step N is stalled), or
+// after a batch job's own work began (a `batch` phase: an offline generation)
+// without its completion marker.
 void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet& rules, bool multi_file,
                 const ReportBuilder& rb, report::TriageReport* out) {
   Cutoff cut;
@@ -100,7 +102,7 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
   }
   const int ready = rules::PhaseIndex("ready");
   int best = f.total_lines > 0 ? rules::PhaseIndex("process-start") : -1;
-  bool trained = false, generic_training = false;
+  bool trained = false, generic_training = false, batch = false;
   std::vector<const PhaseHit*> hits;
   for (const auto& ph : f.phases) hits.push_back(&ph);
   std::stable_sort(hits.begin(), hits.end(), [&](const PhaseHit* a, const PhaseHit* b) {
@@ -136,6 +138,7 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
     }
     best = std::max(best, rules::PhaseIndex(ph->phase));
     trained = trained || ph->phase == "training";
+    batch = batch || rules.rules()[ph->rule].batch;
   }
   // A generic counter rising (step N, N/M) is training for an unknown
   // framework; on a server that reached ready it is request traffic.
@@ -151,7 +154,7 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
   if (ranking.root) return;
   // A stop that says the job hung (a watchdog's timeout) stalls a server that was ready too.
   const bool hung = ranking.stop && rules.rules()[f.stops[*ranking.stop].rule].hang;
-  if (completed || (!trained && best >= ready && !hung)) {
+  if (completed || (!trained && !batch && best >= ready && !hung)) {
     out->verdict = report::Verdict::kHealthy;
     return;
   }
@@ -176,6 +179,11 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
         last ? fmt::format("; last progress at line {}: {}", last->where.line,
                            rb.Redact(last->where.text.substr(0, 200)))
              : ""));
+  } else if (batch && best >= ready) {
+    out->stall_hints.push_back(
+        fmt::format("the job's own work began (a batch generation, not a server) and the log ends without its "
+                    "completion marker; last phase reached: {}",
+                    out->last_phase.value_or("unknown")));
   } else {
     out->stall_hints.push_back(
         fmt::format("the log ends without an error before the job was ready; last phase reached: {}",

@@ -67,6 +67,34 @@ bool IsFrameLine(std::string_view msg) {
          Contains(msg, ", in ");
 }
 
+// An elision mark a paste puts where it left lines out: "...", "......",
+// "…", CJK full stops ("。。。"), a vertical ellipsis. Inside a traceback
+// it stands for frames (or other ranks' lines) that were cut, never for the
+// exception line.
+bool IsElisionMark(std::string_view msg) {
+  static constexpr std::string_view kMarks[] = {".", "…", "。", "⋮", "·"};
+  size_t dots = 0;
+  size_t i = 0;
+  while (i < msg.size()) {
+    if (msg[i] == ' ' || msg[i] == '\t' || msg[i] == '\r') {
+      ++i;
+      continue;
+    }
+    bool hit = false;
+    for (auto m : kMarks) {
+      if (msg.substr(i, m.size()) == m) {
+        i += m.size();
+        ++dots;
+        hit = true;
+        break;
+      }
+    }
+    if (!hit) return false;
+  }
+  return dots >= 2 || (dots == 1 && msg.find("…") != std::string_view::npos) ||
+         (dots == 1 && msg.find("⋮") != std::string_view::npos);
+}
+
 LineInfo Info(const LineView& line) {
   return LineInfo{line.file, line.line, std::string(line.parsed->text), line.template_id};
 }
@@ -263,7 +291,7 @@ void EventBuilder::Add(const LineView& line) {
       // An indented traceback: its own column 0 is the indent of its start line.
       msg = msg.substr(ps.traceback_indent);
     }
-    if (msg.empty() || Indented(msg) || traceback_start || chain_marker) {
+    if (msg.empty() || Indented(msg) || traceback_start || chain_marker || IsElisionMark(msg)) {
       AddContext(ps.pending, line);
       AddMatches(ps.pending, line);  // frame lines name the code that raised (launcher frames)
       UpdateOpen(ps);

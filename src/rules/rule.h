@@ -53,10 +53,14 @@ struct Rule {
   // only logged (a WARNING that a native extension failed to import), explains:
   // the fatal "object has no attribute 'rms_norm'" is its consequence.
   std::string explains;
-  std::string phase;        // phase: one of the design.md vocabulary
-  bool completes = false;   // phase: the job finished (counts as healthy)
-  bool progress = false;    // phase: a generic progress shape; the phase is
-                            // reached only when its (?P<step>N) capture rises
+  std::string phase;       // phase: one of the design.md vocabulary
+  bool completes = false;  // phase: the job finished (counts as healthy)
+  bool progress = false;   // phase: a generic progress shape; the phase is
+                           // reached only when its (?P<step>N) capture rises
+  // phase: the line starts a batch job's own work (an offline generation's progress bar, a CLI's
+  // generation): unlike a server that reached ready, the log must end with a completion marker
+  // (a `completes` phase) or the job is stalled in that phase.
+  bool batch = false;
   std::string replacement;  // redact: what the secret becomes
   std::vector<std::string> match_samples;
   std::vector<std::string> no_match_samples;
