@@ -317,5 +317,17 @@ TEST(EventBuilderTest, IndentedTracebackEndsAtItsOwnIndent) {
   EXPECT_FALSE(h.events[0].cut_off);
 }
 
+TEST(EventBuilderTest, AnElisionMarkInsideATracebackIsACutNotItsException) {
+  // A paste that left frames out ("...", CJK "。。。") still ends in its exception line.
+  for (const char* mark : {"...", "\u3002\u3002\u3002", "\u2026"}) {
+    Harness h;
+    h.Feed({"Traceback (most recent call last):", "  File \"/w/a.py\", line 1, in <module>", mark,
+            "torch.distributed.DistStoreError: wait timeout after 1800000ms"});
+    ASSERT_EQ(h.events.size(), 1u) << mark;
+    EXPECT_EQ(h.events[0].where.line, 4) << mark;
+    EXPECT_EQ(h.events[0].exception, "torch.distributed.DistStoreError") << mark;
+  }
+}
+
 }  // namespace
 }  // namespace faultline::events
