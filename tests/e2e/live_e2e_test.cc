@@ -61,18 +61,31 @@ int FreePort() {
   return ntohs(a.sin_port);
 }
 
+// A /proc file of a process that may exit while it is read: read(2) fails
+// with ESRCH then, which libstdc++'s streambuf iterators throw as
+// std::ios_base::failure. "" when it is gone.
+std::string ReadProcFile(const fs::path& path) {
+  std::string text;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return n < 0 ? std::string() : text;
+}
+
 // Living processes whose command line holds `tag`.
 std::vector<pid_t> Tagged(const std::string& tag) {
   std::vector<pid_t> out;
-  for (const auto& e : fs::directory_iterator("/proc")) {
+  std::error_code ec;
+  for (auto it = fs::directory_iterator("/proc", ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const auto& e = *it;
     std::string name = e.path().filename();
     if (name.empty() || !isdigit(static_cast<unsigned char>(name[0]))) continue;
-    std::ifstream cmd(e.path() / "cmdline", std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    std::string text = ReadProcFile(e.path() / "cmdline");
     if (text.find(tag) == std::string::npos) continue;
-    std::ifstream stat(e.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
+    std::string line = ReadProcFile(e.path() / "stat");
     size_t close = line.rfind(')');
     if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') continue;
     out.push_back(static_cast<pid_t>(std::stoi(name)));
