@@ -76,6 +76,7 @@ const std::vector<Wrapper>& Wrappers() {
       {"learned_bracket_time", [](const std::string& l, int) { return "[2025-05-09T15:15:10.123Z] " + l; }, true, true},
       {"learned_ci_clock", [](const std::string& l, int) { return "15:15:10  " + l; }, true, true},
       {"line_numbers", [](const std::string& l, int) { return fmt::format("{:6}\t{}", g_line_number, l); }},
+      {"markdown_quote", [](const std::string& l, int) { return l.empty() ? std::string(">") : "> " + l; }},
       {"kubectl_timestamps_around_compose",
        [](const std::string& l, int) { return "2025-05-09T15:15:10.123456789Z trainer  | " + l; }},
   };

@@ -183,31 +183,38 @@ std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t>& order,
 // An error only logged before the fatal one (a WARNING that a native
 // extension failed to import) whose signature says it explains it: the
 // fatal "'_C' object has no attribute 'rms_norm'" is what that failed
-// import leaves behind. The latest such error of its process wins.
+// import leaves behind. The latest such error of its process wins. A
+// notice printed just after the fatal line that names who caused it (the
+// scheduler's "Detected 1 oom_kill event" under the shell's "Killed") also
+// explains it, when nothing before does.
 std::optional<size_t> ExplainedBy(size_t root, const std::vector<size_t>& order, const std::vector<bool>& recovered,
                                   const Findings& f, const rules::RuleSet& rules) {
-  constexpr int64_t kWindow = 2000;  // lines
+  constexpr int64_t kWindow = 2000;     // lines
+  constexpr int64_t kAfterWindow = 20;  // lines
   const auto& ev = f.events;
   const Event& g = ev[root];
-  std::optional<size_t> best;
+  std::optional<size_t> best, after;
+  const auto root_sig = FirstRuleOfKind(g, rules, RuleKind::kSignature);
   std::map<size_t, std::unique_ptr<RE2>> compiled;  // per rule: many events may carry the same one
   for (size_t j : order) {
     const Event& e = ev[j];
-    if (j == root || e.where.file != g.where.file || e.where.line >= g.where.line ||
-        e.where.line < g.where.line - kWindow || recovered[j] || e.cut_off || events::IsStrong(e.kind)) {
+    if (j == root || e.where.file != g.where.file || recovered[j] || e.cut_off) continue;
+    const bool later = e.where.line > g.where.line;
+    if (later ? e.where.line > g.where.line + kAfterWindow || after
+              : e.where.line == g.where.line || e.where.line < g.where.line - kWindow || events::IsStrong(e.kind)) {
       continue;
     }
     if (!(SameProcess(e, g) || UnprefixedBeside(e, g) || UnprefixedBeside(g, e))) continue;
     auto sig = FirstRuleOfKind(e, rules, RuleKind::kSignature);
-    if (!sig || rules.rules()[*sig].explains.empty()) continue;
+    if (!sig || rules.rules()[*sig].explains.empty() || sig == root_sig) continue;  // not a copy of itself
     auto& re = compiled[*sig];
     if (!re) re = std::make_unique<RE2>(rules.rules()[*sig].explains, RE2::Quiet);
     const RE2& explains = *re;
     bool hit = RE2::PartialMatch(g.message, explains);
     for (const auto& c : g.chain) hit = hit || RE2::PartialMatch(c, explains);
-    if (hit) best = j;
+    if (hit) (later ? after : best) = j;
   }
-  return best;
+  return best ? best : after;
 }
 
 bool IsTermination(const Event& e) {
@@ -392,11 +399,13 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     if (auto cause = ExplainedBy(*r.root, r.order, recovered, f, rules)) {
       explained = r.root;
       auto sig = FirstRuleOfKind(ev[*cause], rules, RuleKind::kSignature);
-      r.why.push_back(
-          fmt::format("{} at {} is explained by the earlier {} at {} ({}): the process went on after it "
-                      "and failed for want of what it could not load",
-                      events::EventKindName(ev[*r.root].kind), Where(ev[*r.root]),
-                      events::EventKindName(ev[*cause].kind), Where(ev[*cause]), rules.rules()[*sig].id));
+      const bool earlier = ev[*cause].where.line < ev[*r.root].where.line;
+      r.why.push_back(fmt::format("{} at {} is explained by the {} {} at {} ({}): {}",
+                                  events::EventKindName(ev[*r.root].kind), Where(ev[*r.root]),
+                                  earlier ? "earlier" : "later", events::EventKindName(ev[*cause].kind),
+                                  Where(ev[*cause]), rules.rules()[*sig].id,
+                                  earlier ? "the process went on after it and failed for want of what it could not load"
+                                          : "it names what ended the process"));
       r.root = cause;
     }
   }

@@ -63,6 +63,12 @@ rules:
     pattern: 'Connection closed by peer'
     reason: 'a peer exited'
     samples: {match: ['RuntimeError: [/g/pair.cc:547] Connection closed by peer [127.0.0.1]:53142']}
+  - id: t.oom-notice
+    pattern: 'Detected \d+ oom_kill event'
+    explains: '\bKilled\b'
+    explanation: x
+    fix: y
+    samples: {match: ['slurmstepd: error: Detected 1 oom_kill event in StepId=1.batch. Some tasks have been OOM Killed.']}
 )",
                                     "t.yaml");
   EXPECT_TRUE(rules.ok()) << rules.status().message();
@@ -398,6 +404,35 @@ TEST(RankerTest, ALoggedFailedImportExplainsTheFatalErrorItLeavesBehind) {
   Ranking s = Rank(g, *rules, false);
   ASSERT_TRUE(s.root);
   EXPECT_EQ(g.events[*s.root].where.line, 30);
+}
+
+TEST(RankerTest, ANoticeJustAfterAFatalLineThatNamesWhatEndedItExplainsIt) {
+  auto rules = TestRules();
+  const std::string oom =
+      "slurmstepd: error: Detected 1 oom_kill event in StepId=1.batch. Some tasks have been OOM Killed.";
+  Findings f;
+  f.events.push_back(Make(EventKind::kSignal, 18, "slurm_script: line 46: 2113061 Killed   python3 train.py"));
+  f.events.push_back(WithRule(Make(EventKind::kSignal, 19, oom), 9));
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 19);
+  ASSERT_EQ(r.cascade.size(), 1u);
+  EXPECT_NE(r.cascade[0].reason.find("explains"), std::string::npos);
+  // Too far after the fatal line, it is another event: the fatal line stays the root.
+  Findings g;
+  g.events.push_back(Make(EventKind::kSignal, 18, "slurm_script: line 46: 2113061 Killed   python3 train.py"));
+  g.events.push_back(WithRule(Make(EventKind::kSignal, 90, oom), 9));
+  Ranking s = Rank(g, *rules, false);
+  ASSERT_TRUE(s.root);
+  EXPECT_EQ(g.events[*s.root].where.line, 18);
+  // A second copy of the notice does not explain the first one (its own "OOM Killed" is no kill it reports).
+  Findings h;
+  h.events.push_back(WithRule(Make(EventKind::kSignal, 5, oom), 9));
+  h.events.push_back(
+      WithRule(Make(EventKind::kSignal, 8, "srun: error: Detected 3 oom_kill event in task 1: Killed"), 9));
+  Ranking t = Rank(h, *rules, false);
+  ASSERT_TRUE(t.root);
+  EXPECT_EQ(h.events[*t.root].where.line, 5);
 }
 
 TEST(RankerTest, ATracebackCutOffBeforeItsExceptionNeverOutranksAConcreteError) {

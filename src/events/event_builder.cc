@@ -67,6 +67,15 @@ bool IsFrameLine(std::string_view msg) {
          Contains(msg, ", in ");
 }
 
+// A line of Python's `warnings` module: "{file}:{lineno}: {Category}Warning: {message}". Its
+// message may go on over indented lines (autograd anomaly mode's "Traceback of forward call that
+// caused the error:" lists frames), then the warned line's source, indented: none of it is a
+// traceback.
+bool IsWarningHeader(std::string_view msg) {
+  static const RE2 kWarning(R"(^(?:[A-Za-z]:)?[^\s:]+:\d+: [A-Z]\w*Warning: )");
+  return RE2::PartialMatch(msg, kWarning);
+}
+
 // An elision mark a paste puts where it left lines out: "...", "......",
 // "…", CJK full stops ("。。。"), a vertical ellipsis. Inside a traceback
 // it stands for frames (or other ranks' lines) that were cut, never for the
@@ -281,10 +290,13 @@ void EventBuilder::Add(const LineView& line) {
   std::string_view msg = p.message;
   const bool traceback_start = (line.structure & kTracebackStart) && Contains(msg, "Traceback (most recent call last)");
   const bool chain_marker = (line.structure & kChainMarker) != 0;
+  // The indented lines under a warning belong to it (frames it lists, the warned source line).
+  const bool warning_header = (line.structure & kWarningHeader) && IsWarningHeader(msg);
+  if (ps.in_warning && !warning_header && !msg.empty() && !Indented(msg)) ps.in_warning = false;
   // A log (or a paste) that starts inside a traceback: its first frame
   // opens the traceback that its exception line will close.
-  const bool orphan_frame =
-      ps.state == State::kIdle && !ps.has_pending && (line.structure & kFrameLine) && IsFrameLine(msg);
+  const bool orphan_frame = ps.state == State::kIdle && !ps.has_pending && !ps.in_warning &&
+                            (line.structure & kFrameLine) && IsFrameLine(msg);
 
   if (ps.state == State::kInTraceback) {
     if (ps.traceback_indent > 0 && !msg.empty() && LeadingBlanks(msg) >= ps.traceback_indent) {
@@ -398,6 +410,7 @@ void EventBuilder::Add(const LineView& line) {
   }
 
   if (chain_marker) ps.chain_marker_line = Info(line).line;
+  if (warning_header && ps.state == State::kIdle) ps.in_warning = true;
   if (traceback_start || orphan_frame) {
     StartTraceback(ps, line);
     if (!p.process.empty())

@@ -76,6 +76,9 @@ class EventBuilder {
     // output, a nested log) has its frames deeper and its exception line at
     // that indent, not at column 0.
     size_t traceback_indent = 0;
+    // A Python `warnings` line was printed and only indented lines followed: its frames are no
+    // traceback (event_builder.cc IsWarningHeader).
+    bool in_warning = false;
   };
 
   void Emit(ProcessState& ps);

@@ -317,6 +317,36 @@ TEST(EventBuilderTest, IndentedTracebackEndsAtItsOwnIndent) {
   EXPECT_FALSE(h.events[0].cut_off);
 }
 
+TEST(EventBuilderTest, FramesAWarningListsAreNoTraceback) {
+  Harness h;
+  h.Feed({
+      "/venv/torch/autograd/graph.py:869: UserWarning: Error detected in SqrtBackward0. Traceback of forward call "
+      "that caused the error:",
+      "  File \"/work/ddp.py\", line 53, in <module>",
+      "    main()",
+      "  File \"/work/ddp.py\", line 37, in main",
+      "    loss = loss + torch.sqrt(out - 100.0).sum()",
+      " (Triggered internally at /pytorch/torch/csrc/autograd/python_anomaly_mode.cpp:122.)",
+      "  return Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass",
+      "Traceback (most recent call last):",
+      "  File \"/work/ddp.py\", line 39, in main",
+      "    loss.backward()",
+      "RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].kind, EventKind::kPythonTraceback);
+  EXPECT_EQ(h.events[0].message, "RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.");
+  // Without the warning line the same frames are a paste that starts inside a traceback.
+  Harness g;
+  g.Feed({
+      "  File \"/work/ddp.py\", line 37, in main",
+      "    loss = loss + torch.sqrt(out - 100.0).sum()",
+      "ValueError: math domain error",
+  });
+  ASSERT_EQ(g.events.size(), 1u);
+  EXPECT_EQ(g.events[0].message, "ValueError: math domain error");
+}
+
 TEST(EventBuilderTest, AnElisionMarkInsideATracebackIsACutNotItsException) {
   // A paste that left frames out ("...", CJK "。。。") still ends in its exception line.
   for (const char* mark : {"...", "\u3002\u3002\u3002", "\u2026"}) {

@@ -27,6 +27,7 @@ enum StructureBit : uint32_t {
   kExitShape = 1u << 8,
   kFrameLine = 1u << 9,       // a Python traceback frame: '  File "x.py", line 3, in f'
   kCompilerError = 1u << 10,  // a compiler's diagnostic: "x.cu:12:3: error: ...", "nvcc fatal   : ..."
+  kWarningHeader = 1u << 11,  // Python's warnings module: "x.py:12: UserWarning: ..."
 };
 
 // (bit, pattern) for every structural pattern.
