@@ -267,7 +267,8 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
   } else if (line.structure & kCompilerError) {
     e.kind = EventKind::kCompilerError;  // the detail under a build or launch failure
     wait_for_more = true;                // "CMake Error at X (message):" goes on below
-  } else if (p.level == parse::Level::kError || p.level == parse::Level::kCritical) {
+  } else if ((p.level == parse::Level::kError || p.level == parse::Level::kCritical) && !e.message.empty()) {
+    // (An error header with no text is no event: a paste wrapped its text onto the next line.)
     e.kind = EventKind::kErrorLog;
     wait_for_more = true;  // may introduce a traceback
   } else if (line.cascade_rule || (line.matches && !line.matches->empty())) {

@@ -347,6 +347,17 @@ TEST(EventBuilderTest, FramesAWarningListsAreNoTraceback) {
   EXPECT_EQ(g.events[0].message, "ValueError: math domain error");
 }
 
+TEST(EventBuilderTest, AnErrorHeaderWhoseTextWasWrappedOntoTheNextLineIsNoEvent) {
+  Harness h;
+  h.Feed({
+      "E1118 16:11:24.326000 621 site-packages/torch/distributed/elastic/multiprocessing/api.py:882]",
+      "failed (exitcode: -11) local_rank: 0 (pid: 655) of binary: /opt/conda/bin/python",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 2);
+  EXPECT_NE(h.events[0].message.find("exitcode: -11"), std::string::npos);
+}
+
 TEST(EventBuilderTest, AnElisionMarkInsideATracebackIsACutNotItsException) {
   // A paste that left frames out ("...", CJK "。。。") still ends in its exception line.
   for (const char* mark : {"...", "\u3002\u3002\u3002", "\u2026"}) {
