@@ -126,6 +126,22 @@ std::string TrimRight(std::string_view s) {
   return std::string(s);
 }
 
+// NCCL's "Last error:" continuation line with the line under it filled in: of several copies of
+// one DistBackendError, often only one names the failed call.
+bool HasLastErrorDetail(const Event& e) {
+  auto trimmed = [](std::string_view t) {
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r')) t.remove_suffix(1);
+    return t;
+  };
+  for (size_t i = 0; i + 1 < e.continuation.size(); ++i) {
+    std::string_view t = trimmed(e.continuation[i].text);
+    if (t.size() >= 11 && t.substr(t.size() - 11) == "Last error:" && !trimmed(e.continuation[i + 1].text).empty())
+      return true;
+  }
+  return false;
+}
+
 std::string FoldKey(const Event& e) {
   std::string key = std::string(EventKindName(e.kind)) + "|" + e.process.key + "|";
   for (char c : e.message) key += (c >= '0' && c <= '9') ? '#' : c;
@@ -188,8 +204,11 @@ void EventBuilder::Emit(ProcessState& ps) {
   std::string key = FoldKey(e);
   if (has_held_ && key == last_key_) {
     // The same error printed twice by one process (vLLM logs a traceback and
-    // stderr gets it raw): the first printed copy is the one to point at.
-    if (e.where.file == held_.where.file && e.where.line < held_.where.line) {
+    // stderr gets it raw): the first printed copy is the one to point at,
+    // unless only a later copy says what failed (its "Last error:" detail).
+    const bool more_detail = HasLastErrorDetail(e) && !HasLastErrorDetail(held_);
+    if (more_detail || (e.where.file == held_.where.file && e.where.line < held_.where.line &&
+                        HasLastErrorDetail(e) == HasLastErrorDetail(held_))) {
       e.repeats = held_.repeats;
       held_ = std::move(e);
     }

@@ -358,6 +358,26 @@ TEST(EventBuilderTest, AnErrorHeaderWhoseTextWasWrappedOntoTheNextLineIsNoEvent)
   EXPECT_NE(h.events[0].message.find("exitcode: -11"), std::string::npos);
 }
 
+TEST(EventBuilderTest, OfRepeatedCopiesTheOneWhoseLastErrorSaysWhatFailedIsKept) {
+  const std::string head =
+      "torch.distributed.DistBackendError: NCCL error in: ../ProcessGroupNCCL.cpp:1691, unhandled system error (run "
+      "with NCCL_DEBUG=INFO for details), NCCL version 2.19.3";
+  const std::string name = "ncclSystemError: System call (e.g. socket, malloc) or external library call failed. ";
+  Harness h;
+  h.Feed({head, name, "Last error:", "", head, name,
+          "Last error:", "[Proxy Service 2] Failed to execute operation Connect from rank 2, retcode 3"});
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].repeats, 1);
+  EXPECT_EQ(h.events[0].where.line, 5);
+  ASSERT_FALSE(h.events[0].continuation.empty());
+  EXPECT_NE(h.events[0].continuation.back().text.find("Proxy Service 2"), std::string::npos);
+  // Copies that say as little keep the first printed one.
+  Harness g;
+  g.Feed({head, name, "Last error:", "", head, name, "Last error:", ""});
+  ASSERT_EQ(g.events.size(), 1u);
+  EXPECT_EQ(g.events[0].where.line, 1);
+}
+
 TEST(EventBuilderTest, AnElisionMarkInsideATracebackIsACutNotItsException) {
   // A paste that left frames out ("...", CJK "。。。") still ends in its exception line.
   for (const char* mark : {"...", "\u3002\u3002\u3002", "\u2026"}) {
