@@ -286,6 +286,23 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     }
   }
 
+  // A recovery that a dead engine rules out: an error followed closely in its own process by a line that
+  // says the engine died (a cascade rule marked dead) was fatal, whatever the front end logged afterwards.
+  constexpr int64_t kDeadWindow = 200;  // lines
+  for (size_t j = 0; j < ev.size(); ++j) {
+    auto cascade = FirstRuleOfKind(ev[j], rules, RuleKind::kCascade);
+    if (!cascade || !rules.rules()[*cascade].dead) continue;
+    for (size_t i = 0; i < ev.size(); ++i) {
+      if (i == j || !recovered[i] || ev[i].process.key != ev[j].process.key) continue;
+      if (ev[i].where.file != ev[j].where.file || ev[j].where.line < ev[i].where.line ||
+          ev[j].where.line - ev[i].where.line > kDeadWindow) {
+        continue;
+      }
+      if (FirstRuleOfKind(ev[i], rules, RuleKind::kCascade)) continue;
+      recovered[i] = false;
+    }
+  }
+
   const std::vector<bool> stopped = AfterStop(f, multi_file, &r);
   std::optional<size_t> strong, weak, summary, summary_exit, summary_signal, cut_off;
   // A summary line that says a rank died of a signal ("exitcode  : -9", "exits with return code = -9",

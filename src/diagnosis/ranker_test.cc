@@ -69,6 +69,12 @@ rules:
     explanation: x
     fix: y
     samples: {match: ['slurmstepd: error: Detected 1 oom_kill event in StepId=1.batch. Some tasks have been OOM Killed.']}
+  - id: t.engine-dead
+    kind: cascade
+    dead: true
+    pattern: 'Got fatal signal from worker processes'
+    reason: 'the engine died'
+    samples: {match: ['CRITICAL 04-08 04:00:01 [core_client.py:361] Got fatal signal from worker processes, shutting down.']}
 )",
                                     "t.yaml");
   EXPECT_TRUE(rules.ok()) << rules.status().message();
@@ -167,6 +173,29 @@ TEST(RankerTest, ErrorFollowedByReadyInTheSameProcessIsRecovered) {
   Ranking r = Rank(f, *rules, false);
   EXPECT_FALSE(r.root);
   EXPECT_EQ(r.recovered.size(), 1u);
+}
+
+TEST(RankerTest, AnErrorThatKilledTheEngineIsNotRecoveredByTheFrontEndsLaterTraffic) {
+  // vLLM V1 unprefixed: the engine core's traceback, "Got fatal signal from worker processes", then the
+  // API server goes on answering /health with 200 (a later ready mark of the same process).
+  for (int64_t dead_line : {5, 400}) {
+    auto rules = TestRules();
+    Findings f;
+    f.events.push_back(Make(EventKind::kExceptionLine, 3, "ModuleNotFoundError: No module named 'pyarrow'"));
+    f.events.push_back(WithRule(Make(EventKind::kErrorLog, dead_line, "Got fatal signal from worker processes"), 10));
+    PhaseHit ready;
+    ready.phase = "ready";
+    ready.where = events::LineInfo{0, 1, "Application startup complete"};
+    ready.last = events::LineInfo{0, 500, "GET /health HTTP/1.1 200 OK"};
+    f.phases.push_back(ready);
+    Ranking r = Rank(f, *rules, false);
+    if (dead_line == 5) {
+      ASSERT_TRUE(r.root);
+      EXPECT_EQ(*r.root, 0u);
+    } else {  // far after the error: another failure's echo, the error was recovered from
+      EXPECT_FALSE(r.root && *r.root == 0u);
+    }
+  }
 }
 
 StopHit Stop(int64_t line) {

@@ -222,6 +222,7 @@ void EventBuilder::Emit(ProcessState& ps) {
 }
 
 void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
+  ps.flat = ps.after_flat_frame = false;
   Event e;
   e.kind = EventKind::kPythonTraceback;
   const parse::ParsedLine& p = *line.parsed;
@@ -323,7 +324,18 @@ void EventBuilder::Add(const LineView& line) {
       // An indented traceback: its own column 0 is the indent of its start line.
       msg = msg.substr(ps.traceback_indent);
     }
-    if (msg.empty() || Indented(msg) || traceback_start || chain_marker || IsElisionMark(msg)) {
+    // A flattened traceback: an unindented frame line, the source line
+    // right after it (unless that is already the exception: a frame with no
+    // source, '<frozen runpy>'), and caret lines are frames, not its end.
+    std::string_view ex_type, ex_text;
+    const bool flat_frame = !Indented(msg) && IsFrameLine(msg);
+    const bool flat_source = ps.after_flat_frame && !flat_frame && !msg.empty() &&
+                             !ParseExceptionLine(msg, &ex_type, &ex_text) && !traceback_start && !chain_marker;
+    const bool flat_carets = ps.flat && !msg.empty() && msg.find_first_not_of("^~ ") == std::string_view::npos;
+    ps.after_flat_frame = flat_frame;
+    if (flat_frame) ps.flat = true;
+    if (msg.empty() || Indented(msg) || traceback_start || chain_marker || IsElisionMark(msg) || flat_frame ||
+        flat_source || flat_carets) {
       AddContext(ps.pending, line);
       AddMatches(ps.pending, line);  // frame lines name the code that raised (launcher frames)
       UpdateOpen(ps);
@@ -433,6 +445,7 @@ void EventBuilder::Add(const LineView& line) {
   if (warning_header && ps.state == State::kIdle) ps.in_warning = true;
   if (traceback_start || orphan_frame) {
     StartTraceback(ps, line);
+    if (orphan_frame && !Indented(msg)) ps.flat = ps.after_flat_frame = true;
     if (!p.process.empty())
       last_traceback_key_ = p.format == "vllm" ? std::string(p.process) + "\x1flogger" : std::string(p.process);
     UpdateOpen(ps);

@@ -79,6 +79,12 @@ class EventBuilder {
     // A Python `warnings` line was printed and only indented lines followed: its frames are no
     // traceback (event_builder.cc IsWarningHeader).
     bool in_warning = false;
+    // A traceback whose indentation was stripped (copied from a log console
+    // that trims each message): its frame lines start at column 0, each
+    // followed by its source line and carets, all unindented. `flat` once
+    // such a frame was seen; `after_flat_frame` on the line right after one.
+    bool flat = false;
+    bool after_flat_frame = false;
   };
 
   void Emit(ProcessState& ps);

@@ -390,5 +390,28 @@ TEST(EventBuilderTest, AnElisionMarkInsideATracebackIsACutNotItsException) {
   }
 }
 
+TEST(EventBuilderTest, AFlattenedTracebackEndsInItsExceptionNotItsFirstSourceLine) {
+  // A log console that trims each message drops the traceback's indentation: frames, their source
+  // lines and carets all start at column 0 (tests/real/vllm-ray-data-tp2-no-cuda-gpus-...).
+  Harness h;
+  h.Feed({"Traceback (most recent call last):", "File \"/w/vllm/worker/worker_base.py\", line 573, in execute_method",
+          "return run_method(target, method, args, kwargs)", "^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+          "File \"/w/torch/cuda/__init__.py\", line 319, in _lazy_init", "torch._C._cuda_init()",
+          "RuntimeError: No CUDA GPUs are available"});
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 7);
+  EXPECT_EQ(h.events[0].exception, "RuntimeError");
+}
+
+TEST(EventBuilderTest, AFlattenedFrameWithoutSourceIsFollowedByItsException) {
+  // A frame with no source line ("<frozen runpy>", "<string>") may be the last: the exception comes next.
+  Harness h;
+  h.Feed({"Traceback (most recent call last):", "File \"<string>\", line 1, in <module>",
+          "NameError: name 'x' is not defined"});
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 3);
+  EXPECT_EQ(h.events[0].exception, "NameError");
+}
+
 }  // namespace
 }  // namespace faultline::events

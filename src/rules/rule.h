@@ -49,6 +49,11 @@ struct Rule {
   // stop: the stop itself says the job hung (a watchdog or a harness gave up waiting): the verdict is
   // stalled even when a server had reached `ready` (without it a stop after ready ends a served run).
   bool hang = false;
+  // cascade: the line says the serving engine itself is gone (vLLM's EngineDeadError, "Got fatal signal
+  // from worker processes, shutting down", SGLang's sigquit from a child): an error shortly before it in
+  // the same process killed the engine, so the front end answering /health with 200 afterwards is no
+  // recovery from it.
+  bool dead = false;
   // signature: RE2 over a later fatal error's message that this error, when
   // only logged (a WARNING that a native extension failed to import), explains:
   // the fatal "object has no attribute 'rms_norm'" is its consequence.

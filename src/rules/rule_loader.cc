@@ -98,7 +98,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   static const std::set<std::string> kKnownKeys = {
       "id",      "kind",   "pattern", "framework", "versions",  "category", "title",       "explanation",
       "fix",     "reason", "summary", "phase",     "completes", "progress", "replacement", "samples",
-      "generic", "frames", "fatal",   "explains",  "hang",      "batch"};
+      "generic", "frames", "fatal",   "explains",  "hang",      "batch",    "dead"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -133,6 +133,10 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   rule.frames = node["frames"] && node["frames"].as<bool>();
   rule.fatal = node["fatal"] && node["fatal"].as<bool>();
   rule.hang = node["hang"] && node["hang"].as<bool>();
+  rule.dead = node["dead"] && node["dead"].as<bool>();
+  if (rule.dead && rule.kind != RuleKind::kCascade) {
+    return Status::InvalidArgument(fmt::format("{}: rule {}: 'dead' is for cascade rules", where, rule.id));
+  }
   rule.explains = Scalar(node, "explains");
   if (!rule.explains.empty()) {
     RE2 explains(rule.explains, RE2::Quiet);

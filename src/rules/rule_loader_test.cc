@@ -58,6 +58,14 @@ TEST(RuleLoaderTest, RejectsBadRegexUnknownFieldsAndMissingSamples) {
       ParseRuleFile(
           "rules:\n  - id: a\n    kind: benign\n    pattern: 'x'\n    explains: 'y'\n    samples: {match: [x]}\n", "f")
           .ok());
+  // dead: on cascades only
+  EXPECT_FALSE(ParseRuleFile(std::string(sig) + "    dead: true\n", "f").ok());
+  auto dead = ParseRuleFile(
+      "rules:\n  - id: a\n    kind: cascade\n    reason: r\n    dead: true\n    pattern: 'x'\n    samples: {match: "
+      "[x]}\n",
+      "f");
+  ASSERT_TRUE(dead.ok()) << dead.status().message();
+  EXPECT_TRUE((*dead)[0].dead);
 }
 
 TEST(RuleLoaderTest, CheckSamplesReportsMismatch) {
