@@ -21,8 +21,8 @@ namespace faultline::diagnosis {
 using events::LineInfo;
 using rules::RuleKind;
 
-Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule> rule_list) {
-  return rules::RuleSet::Build(std::move(rule_list), StructuralScanPatterns(), &PrecompiledBuiltinDatabase());
+Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule> rule_list, bool gate) {
+  return rules::RuleSet::Build(std::move(rule_list), StructuralScanPatterns(), &PrecompiledBuiltinDatabase(), gate);
 }
 
 namespace {
@@ -818,6 +818,53 @@ class RunBuilder {
   parse::Timestamp latest_;  // of the open run, up to the current line
 };
 
+// Turns a line's hits on gated rules' literals (rules::RuleSet::GateLiterals)
+// into hits of the rules themselves: each rule whose literal hit is
+// confirmed on the line by its RE2 and hits where its first literal hit
+// ends, among the line's other hits (in order of end); a rule that does not
+// match is no hit. The captures of an
+// always-confirmed rule are kept for Take() (no second match).
+class GateResolver {
+ public:
+  std::span<const rules::PatternHit> Resolve(const rules::RuleSet& rules, const ScanThreadRules& which,
+                                             std::string_view line, std::span<const rules::PatternHit> hits) {
+    merged_.clear();
+    rules_.clear();
+    taken_.clear();
+    for (const rules::PatternHit& h : hits) {
+      if (h.id < rules::kGateBase) {
+        merged_.push_back(h);
+        continue;
+      }
+      const unsigned id = h.id - rules::kGateBase;
+      if (std::find(rules_.begin(), rules_.end(), id) != rules_.end()) continue;
+      rules_.push_back(id);
+      const bool keep = id < which.always.size() && which.always[id];
+      rules::Captures caps;
+      if (!rules.Confirm(id, line, keep ? &caps : nullptr)) continue;
+      merged_.push_back({id, h.end});
+      if (keep) taken_.emplace_back(id, std::move(caps));
+    }
+    return merged_;
+  }
+
+  // The captures of rule `id`'s match on the line Resolve() last saw; false
+  // when it kept none (not gated there, or not always confirmed).
+  bool Take(unsigned id, rules::Captures* captures) {
+    for (auto& [rule, caps] : taken_) {
+      if (rule != id) continue;
+      *captures = std::move(caps);
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  std::vector<rules::PatternHit> merged_;
+  std::vector<unsigned> rules_;
+  std::vector<std::pair<unsigned, rules::Captures>> taken_;
+};
+
 // The stateless part of the line walk, on the scan thread: splits the block
 // into lines, gives each line its hits (a hit belongs to the line whose end
 // is the first at or after the hit's end), parses its process prefix, parses
@@ -830,6 +877,7 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
   block->rule_ids.clear();
   block->parsed.clear();
   RunBuilder runs(which, block);
+  GateResolver gates;
   parse::ParsedLine full;
   size_t hit = 0;
   size_t pos = 0;
@@ -845,9 +893,13 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
                            -1,
                            {}};
     bool parse = false;
-    while (hit < hits.size() && hits[hit].end <= end) {
-      unsigned id = hits[hit].id;
-      ++hit;
+    const size_t first_hit = hit;
+    bool gated = false;
+    while (hit < hits.size() && hits[hit].end <= end) gated |= hits[hit++].id >= rules::kGateBase;
+    std::span<const rules::PatternHit> line_hits(hits.data() + first_hit, hit - first_hit);
+    if (gated) line_hits = gates.Resolve(rules, which, line, line_hits);
+    for (const rules::PatternHit& h : line_hits) {
+      const unsigned id = h.id;
       if (id >= rules::kStructuralBase) {
         out.structure |= 1u << (id - rules::kStructuralBase);
         continue;
@@ -859,7 +911,10 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
       if (id < which.parsed.size() && which.parsed[id]) parse = true;
       if (id < which.always.size() && which.always[id]) {
         ScannedBlock::Confirmed c{end, id, false, {}};
-        c.matched = rules.Confirm(id, line, &c.captures);
+        if (!gated || !gates.Take(id, &c.captures))
+          c.matched = rules.Confirm(id, line, &c.captures);
+        else
+          c.matched = true;
         block->confirmed.push_back(std::move(c));
       }
     }

@@ -18,8 +18,10 @@
 
 namespace faultline::diagnosis {
 
-// The rule set with the structural patterns compiled in.
-Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule> rules);
+// The rule set with the structural patterns compiled in. `gate`: gated rules
+// are found by their literals (rules::RuleSet::GateLiterals; tests compare
+// the scan without).
+Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule> rules, bool gate = true);
 
 // Scans one input into *findings. A damaged input (truncated archive) adds a
 // warning and keeps what was read; an unreadable one returns the error.

@@ -139,6 +139,31 @@ TEST_F(RunWalkTest, RunsAtOnceEqualLineByLineAtEveryBlockSize) {
   EXPECT_GT(step_runs, 5) << "no run moved a training mark";
 }
 
+// Gated rules (rules::RuleSet::GateLiterals: training marks and progress
+// counters, found by their literals and confirmed by RE2) leave exactly the
+// Findings of the scan that matches them in Hyperscan, on every real and
+// golden log, alone and as one of several inputs.
+TEST_F(RunWalkTest, GatedRulesFindWhatTheFullScanFinds) {
+  auto builtin = rules::LoadBuiltinRules();
+  ASSERT_TRUE(builtin.ok());
+  size_t gated = 0;
+  for (const rules::Rule& r : *builtin) gated += !rules::RuleSet::GateLiterals(r).empty();
+  EXPECT_GE(gated, 5u) << "no rule is gated: the test compares nothing";
+  auto ungated = BuildScanRuleSet(std::move(*builtin), false);
+  ASSERT_TRUE(ungated.ok()) << ungated.status().message();
+  int64_t marked = 0;
+  for (bool need_times : {false, true}) {
+    for (const auto& file : RealLogs()) {
+      Findings full, gate;
+      ASSERT_EQ(ScanInput(file, 0, need_times, **ungated, wrappers_, &full).ok(),
+                ScanInput(file, 0, need_times, *rules_, wrappers_, &gate).ok());
+      ASSERT_EQ(Describe(full), Describe(gate)) << file.path << " times " << need_times;
+      marked += static_cast<int64_t>(gate.last_progress.size() + gate.last_generic_progress.size());
+    }
+  }
+  EXPECT_GT(marked, 50) << "no training mark or progress counter was found";
+}
+
 // A real step log (tests/real/hf-trainer-llamafactory-lora-sft-h100-completed:
 // the HF Trainer's loss dicts between tqdm redraws), read as one of several
 // inputs (times resolved on every line) and alone, cut at every few bytes:

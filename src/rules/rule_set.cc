@@ -1,6 +1,7 @@
 #include "rules/rule_set.h"
 
 #include <fmt/format.h>
+#include <re2/filtered_re2.h>
 
 #include <algorithm>
 #include <atomic>
@@ -9,12 +10,90 @@
 
 namespace faultline::rules {
 
+std::vector<std::string> RuleSet::GateLiterals(const Rule& rule) {
+  const bool marks_steps =
+      rule.kind == RuleKind::kPhase && (rule.progress || (rule.phase == "training" && !rule.completes));
+  if (!marks_steps) return {};
+  // One rule alone in RE2's prefilter: a formula over literals (atoms,
+  // lowercased; ANDs and ORs, no negation) that every text it matches
+  // satisfies. Atoms shorter than 2 bytes are left out by weakening the
+  // formula (it stays necessary).
+  re2::FilteredRE2 filter(2);
+  int id = 0;
+  if (filter.Add(rule.pattern, RE2::Options(RE2::Quiet), &id) != RE2::NoError) return {};
+  std::vector<std::string> atoms;
+  filter.Compile(&atoms);
+  // A cover: atoms of which every text the rule matches holds one. A text
+  // without them holds no atom containing one of them either: the cover is
+  // one when the formula fails given every other atom.
+  auto covers = [&](const std::vector<int>& cover) {
+    std::vector<int> others;
+    for (size_t a = 0; a < atoms.size(); ++a) {
+      bool out = false;
+      for (int c : cover) out |= atoms[a].find(atoms[c]) != std::string::npos;
+      if (!out) others.push_back(static_cast<int>(a));
+    }
+    std::vector<int> passed;
+    filter.AllPotentials(others, &passed);
+    return passed.empty();
+  };
+  std::vector<int> all(atoms.size());
+  for (size_t i = 0; i < atoms.size(); ++i) all[i] = static_cast<int>(i);
+  if (!covers(all)) return {};  // a text without any atom can match
+  // From all atoms, the shortest (the most common in text) are left out
+  // first while the rest still cover: an alternation's literals go when an
+  // atom beside them suffices.
+  std::vector<int> cover = all;
+  std::stable_sort(cover.begin(), cover.end(), [&atoms](int a, int b) { return atoms[a].size() < atoms[b].size(); });
+  for (size_t i = 0; i < cover.size();) {
+    std::vector<int> without = cover;
+    without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
+    if (covers(without)) {
+      cover = std::move(without);
+    } else {
+      ++i;
+    }
+  }
+  std::vector<std::string> out;
+  for (int a : cover) {
+    for (unsigned char c : atoms[a]) {
+      if (c >= 0x80) return {};  // Hyperscan folds the case of ASCII letters only
+    }
+    out.push_back(atoms[a]);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+// A literal for Hyperscan, any case: every byte but a letter or digit escaped.
+std::string CaselessLiteral(std::string_view literal) {
+  std::string out = "(?i)";
+  for (unsigned char c : literal) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::pair<unsigned, std::string>> RuleSet::PatternList(
-    const std::vector<Rule>& rules, const std::vector<std::pair<unsigned, std::string>>& structural) {
+    const std::vector<Rule>& rules, const std::vector<std::pair<unsigned, std::string>>& structural, bool gate) {
   std::vector<std::pair<unsigned, std::string>> patterns;
   for (size_t i = 0; i < rules.size(); ++i) {
     if (rules[i].kind == RuleKind::kRedact) continue;  // applied to report text, not scanned in logs
-    patterns.emplace_back(static_cast<unsigned>(i), rules[i].pattern);
+    std::vector<std::string> literals = gate ? GateLiterals(rules[i]) : std::vector<std::string>();
+    if (literals.empty()) {
+      patterns.emplace_back(static_cast<unsigned>(i), rules[i].pattern);
+      continue;
+    }
+    for (const std::string& l : literals)
+      patterns.emplace_back(kGateBase + static_cast<unsigned>(i), CaselessLiteral(l));
   }
   for (const auto& p : structural) patterns.push_back(p);
   return patterns;
@@ -22,7 +101,7 @@ std::vector<std::pair<unsigned, std::string>> RuleSet::PatternList(
 
 Result<std::unique_ptr<RuleSet>> RuleSet::Build(std::vector<Rule> rules,
                                                 const std::vector<std::pair<unsigned, std::string>>& structural,
-                                                const PrecompiledDatabase* precompiled) {
+                                                const PrecompiledDatabase* precompiled, bool gate) {
   static std::atomic<uint64_t> serials{0};
   auto set = std::unique_ptr<RuleSet>(new RuleSet());
   set->serial_ = ++serials;
@@ -40,7 +119,7 @@ Result<std::unique_ptr<RuleSet>> RuleSet::Build(std::vector<Rule> rules,
     }
     set->redact_rules_.push_back(i);
   }
-  auto patterns = PatternList(rules, structural);
+  auto patterns = PatternList(rules, structural, gate);
   std::unique_ptr<PatternMatcher> matcher;
   if (precompiled && precompiled->fingerprint == PatternMatcher::Fingerprint(patterns)) {
     auto loaded = PatternMatcher::Deserialize(precompiled->bytes);
@@ -82,7 +161,7 @@ bool RuleSet::Confirm(size_t index, std::string_view line, Captures* captures) c
   const RE2& re = ThreadCompiled(index);
   if (!re.ok()) return false;  // a pattern the loader did not check
   int groups = re.NumberOfCapturingGroups();
-  if (groups == 0) return RE2::PartialMatch(line, re);
+  if (groups == 0 || !captures) return RE2::PartialMatch(line, re);
   // Most rules have a few groups: their submatches live on the stack.
   re2::StringPiece small[8];
   std::vector<re2::StringPiece> large;

@@ -23,6 +23,9 @@ using Captures = std::vector<std::pair<std::string, std::string>>;
 // Ids at or above this value in the shared matcher are structural patterns
 // registered by the caller; ids below it are indexes into rules().
 inline constexpr unsigned kStructuralBase = 1u << 20;
+// Ids at or above this value are the literals of a gated rule (id -
+// kGateBase is its index into rules()): see RuleSet::Gated().
+inline constexpr unsigned kGateBase = 1u << 24;
 
 // A database compiled ahead of time, with the fingerprint of its pattern list.
 struct PrecompiledDatabase {
@@ -37,13 +40,27 @@ class RuleSet {
   // this pattern list it is loaded instead of compiling.
   // REQUIRES: the rules' patterns are valid RE2 (the loader checks them; a
   // bad one never confirms).
+  // `gate`: gated rules (Gated()) join the database as their literals.
   static Result<std::unique_ptr<RuleSet>> Build(std::vector<Rule> rules,
                                                 const std::vector<std::pair<unsigned, std::string>>& structural = {},
-                                                const PrecompiledDatabase* precompiled = nullptr);
+                                                const PrecompiledDatabase* precompiled = nullptr, bool gate = true);
 
   // The (id, pattern) list Build() compiles for these rules.
   static std::vector<std::pair<unsigned, std::string>> PatternList(
-      const std::vector<Rule>& rules, const std::vector<std::pair<unsigned, std::string>>& structural);
+      const std::vector<Rule>& rules, const std::vector<std::pair<unsigned, std::string>>& structural,
+      bool gate = true);
+
+  // Gating. A training mark or a progress counter (a phase rule of the
+  // training phase that does not complete it, or a progress rule) hits every
+  // step line of a training log, and Hyperscan runs its automaton at each of
+  // them: such patterns took ~95% of the scan of a step log. A gated rule
+  // joins the database as the literals one of which every line it matches
+  // holds (RE2's prefilter atoms, matched without case, kGateBase ids); the
+  // scanner confirms the rule with RE2 on a line where one of them hit
+  // (diagnosis/log_scanner.cc). A rule whose literals are not all ASCII, or
+  // that has none (every line could match), is not gated.
+  // The literals of a gated rule, empty when it is not.
+  static std::vector<std::string> GateLiterals(const Rule& rule);
 
   const std::vector<Rule>& rules() const { return rules_; }
   const PatternMatcher& matcher() const { return *matcher_; }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,6 +55,58 @@ TEST(RuleSetTest, ScanFindsHitsInABlockAndConfirmCaptures) {
   ASSERT_EQ(caps.size(), 1u);
   EXPECT_EQ(caps[0], (std::pair<std::string, std::string>{"rank", "3"}));
   EXPECT_FALSE((*set)->Confirm(0, "nothing here", nullptr));
+}
+
+// A progress counter is found by its literals (any case), a signature by
+// its own pattern; a counter whose every line could match (no literal) is
+// not gated; literals beside which others are needed are left out.
+TEST(RuleSetTest, ProgressRulesAreGatedByTheirLiterals) {
+  auto rules = ParseRuleFile(R"(
+rules:
+  - id: t.step
+    kind: phase
+    phase: training
+    progress: true
+    pattern: '(?:[Ss]tep|STEP) (?P<step>\d+)/(?P<total>\d+)'
+    samples: {match: ['Step 5/10']}
+  - id: t.bar
+    kind: phase
+    phase: training
+    progress: true
+    pattern: '(?P<step>\d+)/\d+'
+    samples: {match: ['3/45']}
+  - id: t.oom
+    pattern: 'CUDA out of memory'
+    explanation: e
+    fix: f
+    samples: {match: ['CUDA out of memory']}
+  - id: t.epoch
+    kind: phase
+    phase: training
+    progress: true
+    pattern: 'Epoch (?P<step>\d+) (?:train|eval|test)'
+    samples: {match: ['Epoch 3 eval']}
+)",
+                             "t.yaml");
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  EXPECT_EQ(RuleSet::GateLiterals((*rules)[0]), std::vector<std::string>{"step "});
+  EXPECT_TRUE(RuleSet::GateLiterals((*rules)[1]).empty());
+  EXPECT_TRUE(RuleSet::GateLiterals((*rules)[2]).empty());
+  EXPECT_EQ(RuleSet::GateLiterals((*rules)[3]), std::vector<std::string>{"epoch "}) << "the alternation is left out";
+  auto set = RuleSet::Build(*rules);
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  std::vector<PatternHit> hits;
+  (*set)->matcher().Scan("STEP 5/10 CUDA out of memory\nstepping\n", &hits);
+  std::vector<unsigned> ids;
+  for (auto& h : hits) ids.push_back(h.id);
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  EXPECT_EQ(ids, (std::vector<unsigned>{kGateBase + 0, 1, 2})) << "a literal, the ungated counter, the signature";
+  auto ungated = RuleSet::Build(*rules, {}, nullptr, false);
+  ASSERT_TRUE(ungated.ok());
+  hits.clear();
+  (*ungated)->matcher().Scan("STEP 5/10\n", &hits);
+  ASSERT_FALSE(hits.empty());
+  EXPECT_EQ(hits[0].id, 0u);
 }
 
 TEST(RuleSetTest, ConfirmFromSeveralThreadsGivesEveryThreadTheSameAnswer) {
