@@ -1,6 +1,7 @@
 #include "input/byte_source.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -11,8 +12,6 @@
 #include <cstring>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "input/input_files.h"
 
@@ -135,8 +134,8 @@ class GzipSource : public ByteSource {
       } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
         done_ = true;
         size_t got = n - z_.avail_out;
-        Status err = Status::DataLoss(fmt::format("{}: corrupt gzip data ({})", in_->name(),
-                                                  z_.msg ? z_.msg : "inflate error"));
+        Status err =
+            Status::DataLoss(fmt::format("{}: corrupt gzip data ({})", in_->name(), z_.msg ? z_.msg : "inflate error"));
         if (got == 0) return err;
         deferred_ = err;  // hand out what was decoded, report the damage next
         return got;
@@ -182,8 +181,7 @@ class ZstdSource : public ByteSource {
       size_t ret = ZSTD_decompressStream(dctx_, &out, &input_);
       if (ZSTD_isError(ret)) {
         done_ = true;
-        Status err = Status::DataLoss(
-            fmt::format("{}: corrupt zstd data ({})", in_->name(), ZSTD_getErrorName(ret)));
+        Status err = Status::DataLoss(fmt::format("{}: corrupt zstd data ({})", in_->name(), ZSTD_getErrorName(ret)));
         if (out.pos == 0) return err;
         deferred_ = err;
         return out.pos;
@@ -306,8 +304,7 @@ class TextSource : public ByteSource {
     }
     Convert(std::string_view(head).substr(skip));
     if (LooksBinary(out_)) {
-      return Status::DataLoss(
-          fmt::format("{}: binary data, not a log (compressed logs must be gzip or zstd)", name_));
+      return Status::DataLoss(fmt::format("{}: binary data, not a log (compressed logs must be gzip or zstd)", name_));
     }
     cr_only_ = out_.find('\n') == std::string::npos && out_.find('\r') != std::string::npos;
     if (cr_only_) std::replace(out_.begin(), out_.end(), '\r', '\n');
@@ -316,8 +313,8 @@ class TextSource : public ByteSource {
   }
 
   Status Fill() {
-    std::string raw(kTextChunk, '\0');
-    auto r = inner_->Read(raw.data(), raw.size());
+    if (!raw_) raw_ = std::make_unique_for_overwrite<char[]>(kTextChunk);  // not zeroed: read() fills it
+    auto r = inner_->Read(raw_.get(), kTextChunk);
     if (!r.ok()) {
       eof_ = true;
       return r.status();
@@ -330,7 +327,7 @@ class TextSource : public ByteSource {
       return Status::Ok();
     }
     size_t from = out_.size();
-    Convert(std::string_view(raw.data(), *r));
+    Convert(std::string_view(raw_.get(), *r));
     if (cr_only_) std::replace(out_.begin() + static_cast<std::ptrdiff_t>(from), out_.end(), '\r', '\n');
     return CheckLineEnds(from);
   }
@@ -377,8 +374,8 @@ class TextSource : public ByteSource {
                                                     : static_cast<int64_t>(added.size() - nl - 1);
     if (without_newline_ > kMaxWithoutNewline) {
       eof_ = true;
-      return Status::DataLoss(fmt::format("{}: {} MiB without a line end: not a log; reading stopped", name_,
-                                          kMaxWithoutNewline >> 20));
+      return Status::DataLoss(
+          fmt::format("{}: {} MiB without a line end: not a log; reading stopped", name_, kMaxWithoutNewline >> 20));
     }
     return Status::Ok();
   }
@@ -390,8 +387,9 @@ class TextSource : public ByteSource {
   bool eof_ = false;
   std::string out_;
   size_t pos_ = 0;
-  std::string carry_;  // an odd byte of UTF-16 between reads
-  uint32_t high_ = 0;  // a high surrogate waiting for its pair
+  std::unique_ptr<char[]> raw_;  // what Fill() reads, kTextChunk bytes
+  std::string carry_;            // an odd byte of UTF-16 between reads
+  uint32_t high_ = 0;            // a high surrogate waiting for its pair
   int64_t without_newline_ = 0;
   Status deferred_;
 };
@@ -400,9 +398,12 @@ class TextSource : public ByteSource {
 
 const char* CompressionName(Compression c) {
   switch (c) {
-    case Compression::kGzip: return "gzip";
-    case Compression::kZstd: return "zstd";
-    case Compression::kNone: break;
+    case Compression::kGzip:
+      return "gzip";
+    case Compression::kZstd:
+      return "zstd";
+    case Compression::kNone:
+      break;
   }
   return "plain";
 }
@@ -420,13 +421,11 @@ Result<std::unique_ptr<ByteSource>> DecoderFromFd(int fd, const std::string& nam
   auto head = reader->Peek(4);
   if (!head.ok()) return head.status();
   const std::string& h = *head;
-  if (h.size() >= 2 && static_cast<unsigned char>(h[0]) == 0x1f &&
-      static_cast<unsigned char>(h[1]) == 0x8b) {
+  if (h.size() >= 2 && static_cast<unsigned char>(h[0]) == 0x1f && static_cast<unsigned char>(h[1]) == 0x8b) {
     return std::unique_ptr<ByteSource>(new GzipSource(std::move(reader)));
   }
-  if (h.size() >= 4 && static_cast<unsigned char>(h[0]) == 0x28 &&
-      static_cast<unsigned char>(h[1]) == 0xb5 && static_cast<unsigned char>(h[2]) == 0x2f &&
-      static_cast<unsigned char>(h[3]) == 0xfd) {
+  if (h.size() >= 4 && static_cast<unsigned char>(h[0]) == 0x28 && static_cast<unsigned char>(h[1]) == 0xb5 &&
+      static_cast<unsigned char>(h[2]) == 0x2f && static_cast<unsigned char>(h[3]) == 0xfd) {
     return std::unique_ptr<ByteSource>(new ZstdSource(std::move(reader)));
   }
   return std::unique_ptr<ByteSource>(new PlainSource(std::move(reader)));

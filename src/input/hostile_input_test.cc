@@ -70,6 +70,21 @@ TEST(HostileInputTest, EndlessDevicesAndRandomBytesAreRefusedAtOpen) {
   EXPECT_FALSE(LooksBinary("INFO d\xe9marrage du serveur\nINFO pr\xeat sur le port 8000\n"));
 }
 
+// Printable ASCII is skipped eight bytes at a time: a control byte is
+// counted wherever it falls in a word (a fifth of the bytes makes binary).
+TEST(HostileInputTest, EveryControlByteCountsWhereverItFalls) {
+  for (size_t offset = 0; offset < 8; ++offset) {
+    std::string quarter(offset + 64, 'a'), eighth(offset + 64, 'a');
+    for (size_t i = offset; i < quarter.size(); i += 4) quarter[i] = '\x02';
+    for (size_t i = offset; i < eighth.size(); i += 8) eighth[i] = '\x02';
+    EXPECT_TRUE(LooksBinary(quarter)) << offset;
+    EXPECT_FALSE(LooksBinary(eighth)) << offset;
+    std::string high(offset + 64, 'a');  // an invalid byte (a lone continuation byte) every fourth
+    for (size_t i = offset; i < high.size(); i += 4) high[i] = '\x80';
+    EXPECT_TRUE(LooksBinary(high)) << offset;
+  }
+}
+
 TEST(HostileInputTest, AFifoDoesNotBlock) {
   std::string path = TempPath("fifo");
   ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);

@@ -1,10 +1,12 @@
 #include "input/input_files.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "input/byte_source.h"
 
@@ -17,6 +19,17 @@ bool LooksBinary(std::string_view head) {
   size_t nul = 0;
   size_t invalid = 0;  // bytes that are not part of valid UTF-8
   for (size_t i = 0; i < head.size();) {
+    // Eight bytes of printable ASCII at once (most of a log): no byte with
+    // its high bit set, none below 0x20 (exact for ASCII bytes).
+    if (i + 8 <= head.size()) {
+      uint64_t w;
+      std::memcpy(&w, head.data() + i, 8);
+      constexpr uint64_t kHigh = 0x8080808080808080ull, kSpace = 0x2020202020202020ull;
+      if (((w | ((w - kSpace) & ~w)) & kHigh) == 0) {
+        i += 8;
+        continue;
+      }
+    }
     auto c = static_cast<unsigned char>(head[i]);
     if (c < 0x80) {
       if (c == 0) {

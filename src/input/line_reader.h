@@ -57,7 +57,10 @@ class LineReader {
 
   std::unique_ptr<ByteSource> source_;
   LineReaderOptions options_;
-  std::vector<char> buf_;
+  // Not zeroed (read() fills it): a file smaller than a block touches only
+  // the pages it fills.
+  std::unique_ptr<char[]> buf_;
+  size_t buf_size_ = 0;
   size_t begin_ = 0;  // start of unconsumed bytes in buf_
   size_t end_ = 0;    // end of valid bytes in buf_
   bool eof_ = false;
