@@ -413,5 +413,23 @@ TEST(EventBuilderTest, AFlattenedFrameWithoutSourceIsFollowedByItsException) {
   EXPECT_EQ(h.events[0].exception, "NameError");
 }
 
+TEST(EventBuilderTest, AnotherLoggersRecordsInsideABareTracebackDoNotCloseIt) {
+  // A C++ library's glog lines interleaved into an unprefixed Python traceback
+  // (tests/real/sglang-pd-mooncake-...): the traceback ends in its own exception line.
+  const std::string glog =
+      "E0528 06:32:54.254065 735017 tcp_transport.cpp:136] Session::writeBody failed. Error: Bad address (value: 14)";
+  Harness h;
+  h.Feed({"Traceback (most recent call last):", "  File \"/w/threading.py\", line 1016, in _bootstrap_inner", glog,
+          glog, "    self.run()", "  File \"/w/transfer_engine.py\", line 70, in transfer_sync",
+          "RuntimeError: Mooncake Transfer Engine Return Error."});
+  const Event* tb = nullptr;
+  for (const auto& e : h.events) {
+    if (e.kind == EventKind::kPythonTraceback) tb = &e;
+  }
+  ASSERT_NE(tb, nullptr);
+  EXPECT_EQ(tb->where.line, 7);
+  EXPECT_EQ(tb->exception, "RuntimeError");
+}
+
 }  // namespace
 }  // namespace faultline::events
