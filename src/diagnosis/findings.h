@@ -87,6 +87,9 @@ struct Findings {
   std::vector<std::string> warnings;
   std::optional<events::LineInfo> last_line;
   int64_t total_lines = 0;
+  // Files read last line first (input/newest_first.h): file index -> its
+  // line count, so the report gives the file's own line numbers.
+  std::map<int, int64_t> reversed_files;
   std::unique_ptr<mining::TemplateMiner> miner;  // set when templates are mined
 };
 

@@ -14,6 +14,7 @@
 #include "events/structure.h"
 #include "input/line_cleaner.h"
 #include "input/line_reader.h"
+#include "input/newest_first.h"
 #include "parse/line_parser.h"
 
 namespace faultline::diagnosis {
@@ -938,6 +939,10 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
 
 }  // namespace
 
+// A newest-first file is reversed in memory; a log viewer's export is far
+// smaller than this.
+constexpr size_t kMaxReorderedBytes = size_t{256} << 20;
+
 bool MayCarryTime(std::string_view line) {
   // Every timestamp the line parser reads holds a clock "HH:MM:SS"
   // (parse/line_parser.cc ClockAt; a unit test checks this on every golden
@@ -957,7 +962,10 @@ bool MayCarryTime(std::string_view line) {
 
 Status ScanInput(const input::InputFile& file, int file_index, bool need_times, const rules::RuleSet& rules,
                  const parse::WrapperSet* wrappers, Findings* findings, const ScanTuning& tuning) {
-  auto source = input::OpenByteSource(file.path);
+  auto opened = input::OpenByteSource(file.path);
+  if (!opened.ok()) return opened.status();
+  input::NewestFirst order;
+  auto source = input::OldestFirst(std::move(*opened), kMaxReorderedBytes, &order);
   if (!source.ok()) return source.status();
   input::LineReaderOptions reader_options;
   reader_options.count_lines = false;
@@ -977,6 +985,17 @@ Status ScanInput(const input::InputFile& file, int file_index, bool need_times, 
   scanner.Finish();
   if (tuning.runs_applied) *tuning.runs_applied += scanner.runs_applied();
   if (tuning.step_runs_applied) *tuning.step_runs_applied += scanner.step_runs_applied();
+  if (order.reversed) {
+    findings->reversed_files[file_index] = scanner.lines();
+    findings->warnings.push_back(
+        fmt::format("{}: newest entry first (its timestamps run backwards, as a log viewer's export does): read "
+                    "oldest first; line numbers are the file's",
+                    file.display));
+  } else if (order.too_large) {
+    findings->warnings.push_back(
+        fmt::format("{}: its timestamps run backwards (newest first?) but it is over {} MiB: read in file order",
+                    file.display, kMaxReorderedBytes >> 20));
+  }
   report::InputSummary summary;
   summary.file = file.display;
   summary.lines = scanner.lines();

@@ -76,6 +76,7 @@ void MergeFindings(Findings&& from, Findings* into) {
   for (auto& in : from.inputs) into->inputs.push_back(std::move(in));
   for (auto& w : from.warnings) into->warnings.push_back(std::move(w));
   if (from.last_line) into->last_line = std::move(from.last_line);
+  into->reversed_files.insert(from.reversed_files.begin(), from.reversed_files.end());
 }
 
 Status ScanInputs(const std::vector<input::InputFile>& files, const rules::RuleSet& rules,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "diagnosis/cross_node.h"
@@ -24,10 +25,16 @@ namespace {
 
 class ReportBuilder {
  public:
-  ReportBuilder(const rules::RuleSet& rules, const std::vector<std::string>& names) : rules_(rules), names_(names) {}
+  ReportBuilder(const rules::RuleSet& rules, const std::vector<std::string>& names,
+                const std::map<int, int64_t>& reversed_files)
+      : rules_(rules), names_(names), reversed_files_(reversed_files) {}
 
+  // The file's own line number, also for a file read last line first.
   LineRef Ref(const events::LineInfo& l) const {
-    return LineRef{names_[static_cast<size_t>(l.file)], l.line, rules_.Redact(l.text)};
+    int64_t line = l.line;
+    auto it = reversed_files_.find(l.file);
+    if (it != reversed_files_.end() && line >= 1 && line <= it->second) line = it->second + 1 - line;
+    return LineRef{names_[static_cast<size_t>(l.file)], line, rules_.Redact(l.text)};
   }
 
   ProcessRef Proc(const events::ProcessId& p) const {
@@ -45,6 +52,7 @@ class ReportBuilder {
  private:
   const rules::RuleSet& rules_;
   const std::vector<std::string>& names_;
+  const std::map<int, int64_t>& reversed_files_;
 };
 
 // Where the job's own progress ends for the verdict: the root cause, or the
@@ -346,7 +354,7 @@ Result<report::TriageReport> Triage(const TriageOptions& options) {
   const bool multi_file = expanded->files.size() > 1;
   AlignAcrossNodes(expanded->files, &findings);  // ranks from paths; clock skew between nodes
   Ranking ranking = Rank(findings, rules, multi_file);
-  ReportBuilder rb(rules, names);
+  ReportBuilder rb(rules, names, findings.reversed_files);
 
   report::TriageReport out;
   out.total_lines = findings.total_lines;

@@ -181,6 +181,11 @@ EventBuilder::ProcessState& EventBuilder::RouteUnprefixed(const LineView& line, 
   if (open.state == State::kAfterException && (msg.empty() || Indented(msg) || (line.structure & kChainMarker))) {
     return open;
   }
+  // The exception's message goes on, unprefixed like the frames were (NCCL's
+  // "ncclSystemError: ..." and "Last error:" lines under a DistBackendError).
+  if (open.state == State::kAfterException && open.lines_since_key < 4 && (line.structure & ~kExceptionShape) == 0) {
+    return open;
+  }
   return own;
 }
 
@@ -223,7 +228,6 @@ void EventBuilder::Emit(ProcessState& ps) {
 
 void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
   ps.flat = ps.after_flat_frame = false;
-  ps.bare = line.parsed->format.empty();
   Event e;
   e.kind = EventKind::kPythonTraceback;
   const parse::ParsedLine& p = *line.parsed;
@@ -355,10 +359,6 @@ void EventBuilder::Add(const LineView& line) {
     // whose type the parser does not know (RayTaskError(RuntimeError): ...).
     ps.tentative_exception = !exception_shape && !Contains(msg, "Error") && !Contains(msg, "Exception") &&
                              !Contains(msg, "error") && !Contains(msg, ": ");
-    // A bare traceback's exception line is bare too: a line with a log header
-    // there is another writer's record, unless nothing of the traceback follows.
-    ps.tentative_header = !exception_shape && ps.bare && !p.format.empty();
-    ps.tentative_exception = ps.tentative_exception || ps.tentative_header;
     if (ps.tentative_exception) {
       ps.before_exception = ps.pending.message;
       ps.before_where = ps.pending.where;
@@ -381,7 +381,7 @@ void EventBuilder::Add(const LineView& line) {
         ps.pending.kind == EventKind::kPythonTraceback) {
       // The traceback goes on under a line with no exception shape: that line
       // was another process's output interleaved (unprefixed ranks).
-      ps.tentative_exception = ps.tentative_header = false;
+      ps.tentative_exception = false;
       ps.pending.chain.pop_back();
       ps.pending.message = ps.before_exception;
       ps.pending.where = ps.before_where;
@@ -391,13 +391,7 @@ void EventBuilder::Add(const LineView& line) {
       UpdateOpen(ps);
       return;
     }
-    if (ps.tentative_exception && ps.tentative_header && ps.lines_since_key == 0 && !p.format.empty() &&
-        ps.pending.kind == EventKind::kPythonTraceback) {
-      AddContext(ps.pending, line);  // more of the interleaved writer's records; the frames may go on below
-      UpdateOpen(ps);
-      return;
-    }
-    ps.tentative_exception = ps.tentative_header = false;
+    ps.tentative_exception = false;
     if (chain_marker && ps.pending.kind == EventKind::kPythonTraceback) {
       AddContext(ps.pending, line);
       ps.state = State::kInTraceback;

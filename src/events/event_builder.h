@@ -85,12 +85,6 @@ class EventBuilder {
     // such a frame was seen; `after_flat_frame` on the line right after one.
     bool flat = false;
     bool after_flat_frame = false;
-    // The open traceback's start line carried no log header (a bare Python
-    // traceback on stderr); `tentative_header`: the line that closed it
-    // carries one (another writer's record, a glog "E0528 ... file.cc:136]"
-    // line, interleaved into the unprefixed stream).
-    bool bare = false;
-    bool tentative_header = false;
   };
 
   void Emit(ProcessState& ps);

@@ -1,0 +1,118 @@
+#include "input/newest_first.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace faultline::input {
+namespace {
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::string Real(const std::string& rel) { return ReadAll(std::string(FAULTLINE_SOURCE_DIR) + "/tests/real/" + rel); }
+
+std::string Drain(ByteSource& src) {
+  std::string out;
+  char buf[1000];  // small reads: the buffered head is served across several
+  while (true) {
+    auto n = src.Read(buf, sizeof(buf));
+    EXPECT_TRUE(n.ok());
+    if (!n.ok() || *n == 0) break;
+    out.append(buf, *n);
+  }
+  return out;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+std::string TempFile(const std::string& data) {
+  std::string path = std::string(::testing::TempDir()) + "/newest_first." + std::to_string(::getpid());
+  std::ofstream(path, std::ios::binary) << data;
+  return path;
+}
+
+const char kCloudLogging[] = "sglang-gke-cloud-logging-newest-first-dev-shm-nccl/sglang.log";
+
+TEST(NewestFirstTest, CloudLoggingPasteRunsBackwards) {
+  // Google Cloud Logging's newest-first order, verbatim from an issue paste.
+  EXPECT_TRUE(LooksNewestFirst(Real(kCloudLogging)));
+}
+
+TEST(NewestFirstTest, OrdinaryLogsRunForwards) {
+  for (const char* rel : {"vllm-0102-served-then-shutdown-port-in-use-warning/vllm.log",
+                          "tgi-oom-loading-70b-2xL40S/tgi.log", "ollama-served-with-generate-500-timeouts/ollama.log",
+                          "megatron-deepspeed-176b-hang-at-eval-pulse/train.log"}) {
+    std::string log = Real(rel);
+    ASSERT_FALSE(log.empty()) << rel;
+    EXPECT_FALSE(LooksNewestFirst(log)) << rel;
+  }
+}
+
+TEST(NewestFirstTest, ReversedFileIsForwards) {
+  // The same paste put back in the job's order reads forwards.
+  std::string log = Real(kCloudLogging);
+  std::vector<std::string> lines = Lines(log);
+  std::string forwards;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) forwards += *it + "\n";
+  EXPECT_FALSE(LooksNewestFirst(forwards));
+}
+
+TEST(NewestFirstTest, TooFewTimesDecideNothing) {
+  std::vector<std::string> lines = Lines(Real(kCloudLogging));
+  std::string head;
+  for (size_t i = 0; i < 6; ++i) head += lines[i] + "\n";
+  EXPECT_FALSE(LooksNewestFirst(head));
+}
+
+TEST(NewestFirstTest, OldestFirstYieldsTheLinesLastToFirst) {
+  std::string log = Real(kCloudLogging);
+  auto src = OpenByteSource(TempFile(log));
+  ASSERT_TRUE(src.ok());
+  NewestFirst how;
+  auto reordered = OldestFirst(std::move(*src), 1 << 20, &how);
+  ASSERT_TRUE(reordered.ok());
+  EXPECT_TRUE(how.reversed);
+  std::vector<std::string> in = Lines(log), out = Lines(Drain(**reordered));
+  ASSERT_EQ(in.size(), out.size());
+  for (size_t i = 0; i < in.size(); ++i) EXPECT_EQ(out[i], in[in.size() - 1 - i]);
+}
+
+TEST(NewestFirstTest, OtherLogsPassUnchanged) {
+  std::string log = Real("tgi-oom-loading-70b-2xL40S/tgi.log");
+  auto src = OpenByteSource(TempFile(log));
+  ASSERT_TRUE(src.ok());
+  NewestFirst how;
+  auto same = OldestFirst(std::move(*src), 1 << 20, &how);
+  ASSERT_TRUE(same.ok());
+  EXPECT_FALSE(how.reversed);
+  EXPECT_EQ(Drain(**same), log);
+}
+
+TEST(NewestFirstTest, OverTheLimitIsReadAsItIs) {
+  std::string log = Real(kCloudLogging);
+  auto src = OpenByteSource(TempFile(log));
+  ASSERT_TRUE(src.ok());
+  NewestFirst how;
+  auto same = OldestFirst(std::move(*src), 1024, &how);
+  ASSERT_TRUE(same.ok());
+  EXPECT_FALSE(how.reversed);
+  EXPECT_TRUE(how.too_large);
+  EXPECT_EQ(Drain(**same), log);
+}
+
+}  // namespace
+}  // namespace faultline::input
