@@ -45,6 +45,16 @@ std::string TempFile(const std::string& data) {
   return path;
 }
 
+// The log through OldestFirst, as triage opens a file.
+std::string Reordered(const std::string& log, size_t max_bytes, NewestFirst* how) {
+  auto src = OpenByteSource(TempFile(log));
+  EXPECT_TRUE(src.ok());
+  if (!src.ok()) return {};
+  auto reordered = OldestFirst(std::move(*src), max_bytes, how);
+  EXPECT_TRUE(reordered.ok());
+  return reordered.ok() ? Drain(**reordered) : std::string();
+}
+
 const char kCloudLogging[] = "sglang-gke-cloud-logging-newest-first-dev-shm-nccl/sglang.log";
 
 TEST(NewestFirstTest, CloudLoggingPasteRunsBackwards) {
@@ -80,38 +90,26 @@ TEST(NewestFirstTest, TooFewTimesDecideNothing) {
 
 TEST(NewestFirstTest, OldestFirstYieldsTheLinesLastToFirst) {
   std::string log = Real(kCloudLogging);
-  auto src = OpenByteSource(TempFile(log));
-  ASSERT_TRUE(src.ok());
   NewestFirst how;
-  auto reordered = OldestFirst(std::move(*src), 1 << 20, &how);
-  ASSERT_TRUE(reordered.ok());
+  std::vector<std::string> in = Lines(log), out = Lines(Reordered(log, 1 << 20, &how));
   EXPECT_TRUE(how.reversed);
-  std::vector<std::string> in = Lines(log), out = Lines(Drain(**reordered));
   ASSERT_EQ(in.size(), out.size());
   for (size_t i = 0; i < in.size(); ++i) EXPECT_EQ(out[i], in[in.size() - 1 - i]);
 }
 
 TEST(NewestFirstTest, OtherLogsPassUnchanged) {
   std::string log = Real("tgi-oom-loading-70b-2xL40S/tgi.log");
-  auto src = OpenByteSource(TempFile(log));
-  ASSERT_TRUE(src.ok());
   NewestFirst how;
-  auto same = OldestFirst(std::move(*src), 1 << 20, &how);
-  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(Reordered(log, 1 << 20, &how), log);
   EXPECT_FALSE(how.reversed);
-  EXPECT_EQ(Drain(**same), log);
 }
 
 TEST(NewestFirstTest, OverTheLimitIsReadAsItIs) {
   std::string log = Real(kCloudLogging);
-  auto src = OpenByteSource(TempFile(log));
-  ASSERT_TRUE(src.ok());
   NewestFirst how;
-  auto same = OldestFirst(std::move(*src), 1024, &how);
-  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(Reordered(log, 1024, &how), log);
   EXPECT_FALSE(how.reversed);
   EXPECT_TRUE(how.too_large);
-  EXPECT_EQ(Drain(**same), log);
 }
 
 }  // namespace
