@@ -192,6 +192,9 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
         fmt::format("the job's own work began (a batch generation, not a server) and the log ends without its "
                     "completion marker; last phase reached: {}",
                     out->last_phase.value_or("unknown")));
+  } else if (best >= ready) {
+    // Only a hang stop (a watchdog's timeout) stalls a server that was ready.
+    out->stall_hints.push_back("the server was ready and then hung while serving: the stop above says where");
   } else {
     out->stall_hints.push_back(
         fmt::format("the log ends without an error before the job was ready; last phase reached: {}",
