@@ -340,6 +340,13 @@ constexpr const char* kPhaseRules = R"(rules:
     completes: true
     pattern: 'all work done'
     samples: {match: ['all work done']}
+  - id: t.report
+    kind: phase
+    phase: training
+    completes: true
+    final: true
+    pattern: 'test accuracy \d+%'
+    samples: {match: ['test accuracy 97%']}
   - id: t.ctrl-c
     kind: stop
     pattern: '^KeyboardInterrupt$'
@@ -372,6 +379,23 @@ TEST_F(TriageE2eTest, CompletionMarkerEndsTrainingUnlessProgressFollowsIt) {
   // A framework's own step line after the marker: the run went on (a generic counter would not say so).
   Write("more.log", "job starting\ntrain step 3\nall work done\ntrain step 4\n");
   EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml more.log").out)["verdict"], "stalled");
+}
+
+TEST_F(TriageE2eTest, AFinalReportIsContradictedByAGenericCounterRisingAfterIt) {
+  Write("phases.yaml", kPhaseRules);
+  // The report after the last progress: the run is over.
+  Write("final.log", "job starting\nwork 3/10\nwork 4/10\ntest accuracy 97%\n");
+  CommandResult r = Triage("--json --no-builtin-rules --rules phases.yaml final.log");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["verdict"], "healthy");
+  // A report printed after every epoch, then the next epoch's counter rises: the run went on.
+  Write("per-epoch.log", "job starting\nwork 3/10\nwork 4/10\ntest accuracy 97%\nwork 5/10\n");
+  EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml per-epoch.log").out)["verdict"],
+            "stalled");
+  // A marker that is not final ignores a generic counter after it (a trainer's closing bar).
+  Write("closing-bar.log", "job starting\nwork 3/10\nwork 4/10\nall work done\nwork 5/10\n");
+  EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml closing-bar.log").out)["verdict"],
+            "healthy");
 }
 
 TEST_F(TriageE2eTest, AStopThatSaysTheJobHungStallsAServerThatWasReady) {

@@ -57,6 +57,7 @@ struct ProgressMark {
   parse::Timestamp time;
   std::string step;   // the counter's value, when the rule captured one
   std::string total;  // its end (N/M), when given
+  bool final_only = false;  // a completion mark of a `final` rule (rules::Rule::final_only)
 };
 
 struct ProcessStats {

@@ -477,6 +477,7 @@ class Scanner {
       mark.time = p.time;
       AssignCapture(caps, "step", &mark.step);
       AssignCapture(caps, "total", &mark.total);
+      mark.final_only = rule.final_only;
       if (!slot) slot = NewPhaseSlot(id, p.process);
       slot->mark = mark_ptr;
     }

@@ -66,15 +66,17 @@ struct Cutoff {
 };
 
 // The job finished: a completion marker before the cutoff that no later
-// progress of its own process contradicts (a final summary, not one of many).
+// progress of its own process contradicts (a final summary, not one of many);
+// a `final` marker (a test report) is contradicted by a generic counter's rise too.
 bool Completed(const Findings& f, const Cutoff& cut, bool multi_file) {
+  auto progress_after = [&](const auto& marks, const std::string& process, const ProgressMark& done) {
+    auto it = marks.find(process);
+    return it != marks.end() && CausallyBefore(done.where, done.time, it->second.where, it->second.time, multi_file);
+  };
   for (const auto& [process, done] : f.last_completion) {
     if (!cut.Before(done.where, done.time, multi_file)) continue;
-    auto it = f.last_progress.find(process);
-    if (it != f.last_progress.end() &&
-        CausallyBefore(done.where, done.time, it->second.where, it->second.time, multi_file)) {
-      continue;
-    }
+    if (progress_after(f.last_progress, process, done)) continue;
+    if (done.final_only && progress_after(f.last_generic_progress, process, done)) continue;
     return true;
   }
   return false;

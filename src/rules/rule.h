@@ -60,6 +60,11 @@ struct Rule {
   std::string explains;
   std::string phase;       // phase: one of the design.md vocabulary
   bool completes = false;  // phase: the job finished (counts as healthy)
+  // completes: the marker is final only when no progress of its process follows it, a generic
+  // counter's rise included (a test report printed after every epoch is followed by the next
+  // epoch's "Train Epoch: 4 [...]"); other markers ignore generic counters after them (an HF
+  // Trainer's closing 60/60 bar, NeMo's "step 100" of an async checkpoint save).
+  bool final_only = false;
   bool progress = false;   // phase: a generic progress shape; the phase is
                            // reached only when its (?P<step>N) capture rises
   // phase: the line starts a batch job's own work (an offline generation's progress bar, a CLI's

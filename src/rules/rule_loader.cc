@@ -98,7 +98,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   static const std::set<std::string> kKnownKeys = {
       "id",      "kind",   "pattern", "framework", "versions",  "category", "title",       "explanation",
       "fix",     "reason", "summary", "phase",     "completes", "progress", "replacement", "samples",
-      "generic", "frames", "fatal",   "explains",  "hang",      "batch",    "dead"};
+      "generic", "frames", "fatal",   "explains",  "hang",      "batch",    "dead",        "final"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -151,6 +151,10 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   rule.completes = node["completes"] && node["completes"].as<bool>();
   rule.progress = node["progress"] && node["progress"].as<bool>();
   rule.batch = node["batch"] && node["batch"].as<bool>();
+  rule.final_only = node["final"] && node["final"].as<bool>();
+  if (rule.final_only && !rule.completes) {
+    return Status::InvalidArgument(fmt::format("{}: rule {}: only a phase that completes is final", where, rule.id));
+  }
   if (rule.batch && (rule.kind != RuleKind::kPhase || rule.completes)) {
     return Status::InvalidArgument(
         fmt::format("{}: rule {}: only a phase that does not complete is a batch", where, rule.id));

@@ -66,6 +66,12 @@ TEST(RuleLoaderTest, RejectsBadRegexUnknownFieldsAndMissingSamples) {
       "f");
   ASSERT_TRUE(dead.ok()) << dead.status().message();
   EXPECT_TRUE((*dead)[0].dead);
+  // final: a completion marker only
+  const char* phase = "rules:\n  - id: a\n    kind: phase\n    phase: training\n    pattern: 'x'\n    final: true\n";
+  auto final_rule = ParseRuleFile(std::string(phase) + "    completes: true\n    samples: {match: [x]}\n", "f");
+  ASSERT_TRUE(final_rule.ok()) << final_rule.status().message();
+  EXPECT_TRUE((*final_rule)[0].final_only);
+  EXPECT_FALSE(ParseRuleFile(std::string(phase) + "    samples: {match: [x]}\n", "f").ok());
 }
 
 TEST(RuleLoaderTest, CheckSamplesReportsMismatch) {
