@@ -446,6 +446,54 @@ TEST_F(TriageE2eTest, StoppedJobIsStalledAtThePhaseBeforeTheStop) {
       << j["stall_hints"];
 }
 
+TEST_F(TriageE2eTest, AStackDumpAfterAWatchdogStopSaysWhereTheProcessWasParked) {
+  Write("dump.yaml", R"(rules:
+  - id: t.start
+    kind: phase
+    phase: process-start
+    pattern: 'job starting'
+    samples: {match: ['job starting']}
+  - id: t.timeout
+    kind: stop
+    hang: true
+    pattern: '^Timeout \(\d+:\d\d:\d\d\)!$'
+    reason: the hang watchdog fired
+    samples: {match: ['Timeout (0:00:08)!']}
+  - id: t.compile-frame
+    kind: phase
+    phase: torch-compile
+    stack: true
+    pattern: '^\s+File "[^"]*torch/_dynamo/[^"]*", line \d+ in \S+$'
+    samples: {match: ['  File "/x/torch/_dynamo/eval_frame.py", line 1488 in optimize']}
+  - id: t.compile-frame-plain
+    kind: phase
+    phase: weight-loading
+    pattern: '^\s+File "[^"]*torch/serialization\.py", line \d+ in load$'
+    samples: {match: ['  File "/x/torch/serialization.py", line 1530 in load']}
+)");
+  const std::string head = "job starting\nTimeout (0:00:08)!\nThread 0x00007fc164eed140 (most recent call first):\n";
+  Write("compile.log", head +
+                           "  File \"/x/torch/_dynamo/eval_frame.py\", line 1488 in optimize\n"
+                           "  File \"/x/train.py\", line 69 in main\n");
+  CommandResult r = Triage("--json --no-builtin-rules --rules dump.yaml compile.log");
+  EXPECT_EQ(r.exit_code, 1);
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "stalled");
+  EXPECT_EQ(j["last_phase"], "torch-compile") << "a stack frame's phase counts after the stop that dumped it";
+  // The same frame shape without `stack: true` is a line printed after the stop: it says nothing.
+  Write("load.log", head + "  File \"/x/torch/serialization.py\", line 1530 in load\n");
+  json k = json::parse(Triage("--json --no-builtin-rules --rules dump.yaml load.log").out);
+  EXPECT_EQ(k["verdict"], "stalled");
+  EXPECT_EQ(k["last_phase"], "process-start");
+  // Only a phase reads stack frames.
+  Write("bad.yaml",
+        "rules:\n  - id: t.bad\n    kind: stop\n    stack: true\n    pattern: 'x'\n    reason: r\n"
+        "    samples: {match: ['x']}\n");
+  CommandResult bad = Triage("--json --rules bad.yaml load.log");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("only a phase reads stack frames"), std::string::npos) << bad.err;
+}
+
 TEST_F(TriageE2eTest, UnknownErrorIsStillFoundByStructure) {
   Write("novel.log",
         "INFO all good\n"

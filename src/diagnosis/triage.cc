@@ -141,7 +141,13 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
     mark.process = rb.Proc(ph->process);
     mark.rule = rules.rules()[ph->rule].id;
     out->phases.push_back(std::move(mark));
-    if (!cut.Before(ph->where, ph->time, multi_file) && !interrupted.count({ph->where.file, ph->where.line})) continue;
+    // A stack dump's frame counts after a stop too: the dump (a watchdog's, a signal's) says where the
+    // stopped process was parked.
+    const bool dumped = !ranking.root && ranking.stop && rules.rules()[ph->rule].stack;
+    if (!cut.Before(ph->where, ph->time, multi_file) && !interrupted.count({ph->where.file, ph->where.line}) &&
+        !dumped) {
+      continue;
+    }
     if (ph->generic) {
       generic_training = true;  // counted below, unless a server was serving
       continue;

@@ -71,6 +71,10 @@ struct Rule {
   // generation): unlike a server that reached ready, the log must end with a completion marker
   // (a `completes` phase) or the job is stalled in that phase.
   bool batch = false;
+  // phase: the line is a frame of a stack dump (py-spy dump, faulthandler): it says where the process
+  // was parked when dumped, so it counts even when the dump follows the stop that printed it (a
+  // watchdog's timeout, a signal's dump handler).
+  bool stack = false;
   std::string replacement;  // redact: what the secret becomes
   std::vector<std::string> match_samples;
   std::vector<std::string> no_match_samples;

@@ -96,9 +96,9 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   std::string where = Where(name, node);
   if (!node.IsMap()) return Status::InvalidArgument(where + ": a rule must be a mapping");
   static const std::set<std::string> kKnownKeys = {
-      "id",      "kind",   "pattern", "framework", "versions",  "category", "title",       "explanation",
-      "fix",     "reason", "summary", "phase",     "completes", "progress", "replacement", "samples",
-      "generic", "frames", "fatal",   "explains",  "hang",      "batch",    "dead",        "final"};
+      "id",     "kind",     "pattern", "framework", "versions", "category",    "title",   "explanation", "fix",
+      "reason", "summary",  "phase",   "completes", "progress", "replacement", "samples", "generic",     "frames",
+      "fatal",  "explains", "hang",    "batch",     "dead",     "final",       "stack"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -158,6 +158,10 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   if (rule.batch && (rule.kind != RuleKind::kPhase || rule.completes)) {
     return Status::InvalidArgument(
         fmt::format("{}: rule {}: only a phase that does not complete is a batch", where, rule.id));
+  }
+  rule.stack = node["stack"] && node["stack"].as<bool>();
+  if (rule.stack && rule.kind != RuleKind::kPhase) {
+    return Status::InvalidArgument(fmt::format("{}: rule {}: only a phase reads stack frames", where, rule.id));
   }
   rule.replacement = Scalar(node, "replacement");
   switch (rule.kind) {
