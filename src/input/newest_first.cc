@@ -140,9 +140,16 @@ Result<std::unique_ptr<ByteSource>> OldestFirst(std::unique_ptr<ByteSource> sour
   std::string data;
   char chunk[16 << 10];
   bool eof = false;
+  // A damaged stream (a truncated gzip) still yields the lines before the
+  // damage, then its status, as the source itself would.
+  Status deferred;
   while (data.size() < kHead) {
     auto n = source->Read(chunk, sizeof(chunk));
-    if (!n.ok()) return n.status();
+    if (!n.ok()) {
+      deferred = n.status();
+      eof = true;
+      break;
+    }
     if (*n == 0) {
       eof = true;
       break;
@@ -153,11 +160,10 @@ Result<std::unique_ptr<ByteSource>> OldestFirst(std::unique_ptr<ByteSource> sour
   if (!LooksNewestFirst(data)) {
     if (eof)
       return std::unique_ptr<ByteSource>(
-          new BufferedSource(std::move(data), nullptr, compression, source->raw_bytes_read(), Status::Ok()));
+          new BufferedSource(std::move(data), nullptr, compression, source->raw_bytes_read(), std::move(deferred)));
     return std::unique_ptr<ByteSource>(
         new BufferedSource(std::move(data), std::move(source), compression, 0, Status::Ok()));
   }
-  Status deferred;
   while (!eof && data.size() <= max_bytes) {
     auto n = source->Read(chunk, sizeof(chunk));
     if (!n.ok()) {

@@ -34,8 +34,9 @@ struct NewestFirst {
 
 // Reads the head of `source`; when LooksNewestFirst, reads the rest (up to
 // max_bytes in all) and returns a source yielding its lines last to first,
-// otherwise one yielding the same bytes as `source`. A read error in the
-// head is returned; one later is passed on by the returned source.
+// otherwise one yielding the same bytes as `source`. A damaged stream's
+// status (a truncated gzip) is passed on by the returned source after the
+// bytes read before the damage, as `source` would.
 Result<std::unique_ptr<ByteSource>> OldestFirst(std::unique_ptr<ByteSource> source, size_t max_bytes, NewestFirst* how);
 
 }  // namespace faultline::input

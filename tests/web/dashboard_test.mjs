@@ -155,6 +155,10 @@ async function main() {
   }, null, { timeout: 30000 });
   check(true, 'vllm turns stalled on the page without a reload');
   await page.waitForSelector('#diagnosis .headline.stall');
+  // The headline can render before the rest of the stall's record does (CI's
+  // loaded cores once read the panel in between): wait for its signals.
+  await page.waitForFunction(() => /signals/.test(document.querySelector('#diagnosis').innerText), null,
+                             { timeout: 10000 }).catch(() => {});
   const stallText = await page.locator('#diagnosis').innerText();
   check(/signals/.test(stallText) && /busy_processes|any_read_rate|log_idle|cpu/i.test(stallText), 'the stall signals are listed');
   check(/stall/.test(stallText) && /distributed-init/.test(stallText), 'the stall names the last phase');
