@@ -289,10 +289,15 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   // A recovery that a dead engine rules out: an error followed closely in its own process by a line that
   // says the engine died (a cascade rule marked dead) was fatal, whatever the front end logged afterwards.
   constexpr int64_t kDeadWindow = 200;  // lines
-  for (size_t j = 0; j < ev.size(); ++j) {
+  // Only recovered events can be ruled back in: walk those, not every event, for each dead line.
+  std::vector<size_t> recovered_events;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    if (recovered[i]) recovered_events.push_back(i);
+  }
+  for (size_t j = 0; j < ev.size() && !recovered_events.empty(); ++j) {
     auto cascade = FirstRuleOfKind(ev[j], rules, RuleKind::kCascade);
     if (!cascade || !rules.rules()[*cascade].dead) continue;
-    for (size_t i = 0; i < ev.size(); ++i) {
+    for (size_t i : recovered_events) {
       if (i == j || !recovered[i] || ev[i].process.key != ev[j].process.key) continue;
       if (ev[i].where.file != ev[j].where.file || ev[j].where.line < ev[i].where.line ||
           ev[j].where.line - ev[i].where.line > kDeadWindow) {
