@@ -310,6 +310,21 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
   if (!wait_for_more) Emit(ps);
 }
 
+bool EventBuilder::ContinuesTraceback(ProcessState& ps, std::string_view msg, bool starts_segment) {
+  // A flattened traceback: an unindented frame line, the source line
+  // right after it (unless that is already the exception: a frame with no
+  // source, '<frozen runpy>'), and caret lines are frames, not its end.
+  std::string_view ex_type, ex_text;
+  const bool flat_frame = !Indented(msg) && IsFrameLine(msg);
+  const bool flat_source = ps.after_flat_frame && !flat_frame && !msg.empty() &&
+                           !ParseExceptionLine(msg, &ex_type, &ex_text) && !starts_segment;
+  const bool flat_carets = ps.flat && !msg.empty() && msg.find_first_not_of("^~ ") == std::string_view::npos;
+  ps.after_flat_frame = flat_frame;
+  if (flat_frame) ps.flat = true;
+  return msg.empty() || Indented(msg) || starts_segment || IsElisionMark(msg) || flat_frame || flat_source ||
+         flat_carets;
+}
+
 void EventBuilder::Add(const LineView& line) {
   const parse::ParsedLine& p = *line.parsed;
   ProcessState& ps = RouteUnprefixed(line, StateFor(p));
@@ -329,18 +344,7 @@ void EventBuilder::Add(const LineView& line) {
       // An indented traceback: its own column 0 is the indent of its start line.
       msg = msg.substr(ps.traceback_indent);
     }
-    // A flattened traceback: an unindented frame line, the source line
-    // right after it (unless that is already the exception: a frame with no
-    // source, '<frozen runpy>'), and caret lines are frames, not its end.
-    std::string_view ex_type, ex_text;
-    const bool flat_frame = !Indented(msg) && IsFrameLine(msg);
-    const bool flat_source = ps.after_flat_frame && !flat_frame && !msg.empty() &&
-                             !ParseExceptionLine(msg, &ex_type, &ex_text) && !traceback_start && !chain_marker;
-    const bool flat_carets = ps.flat && !msg.empty() && msg.find_first_not_of("^~ ") == std::string_view::npos;
-    ps.after_flat_frame = flat_frame;
-    if (flat_frame) ps.flat = true;
-    if (msg.empty() || Indented(msg) || traceback_start || chain_marker || IsElisionMark(msg) || flat_frame ||
-        flat_source || flat_carets) {
+    if (ContinuesTraceback(ps, msg, traceback_start || chain_marker)) {
       AddContext(ps.pending, line);
       AddMatches(ps.pending, line);  // frame lines name the code that raised (launcher frames)
       UpdateOpen(ps);

@@ -90,6 +90,9 @@ class EventBuilder {
   void Emit(ProcessState& ps);
   void StartTraceback(ProcessState& ps, const LineView& line);
   void SingleLine(ProcessState& ps, const LineView& line);
+  // Whether `msg` (already shifted to the traceback's own column 0) goes on the traceback being read
+  // rather than ending it: frames, source and caret lines (indented or flattened), elisions, a new segment.
+  bool ContinuesTraceback(ProcessState& ps, std::string_view msg, bool starts_segment);
   void UpdateOpen(ProcessState& ps);  // recounts open_count_ after a state change
   ProcessState& StateFor(const parse::ParsedLine& p);
   // Where an unprefixed line goes: a logger record's continuation lines
