@@ -69,10 +69,12 @@ const std::vector<Wrapper>& Wrappers() {
          return R"({"insertId":"x1","textPayload":)" + JsonString(l) + R"(,"timestamp":"2025-05-09T15:15:10.123Z"})";
        }},
       {"buildkite_apc", [](const std::string& l, int) { return "\x1b_bk;t=1746803710123\x07" + l; }, false},
+      // stern's "POD CONTAINER " (a Deployment's pod, a StatefulSet's ordinal pod).
+      {"stern", [](const std::string& l, int f) { return "vllm-7c9f8d6b5-x2k4" + std::to_string(f) + " vllm " + l; }},
+      {"stern_statefulset",
+       [](const std::string& l, int f) { return "trainer-" + std::to_string(f) + " pytorch " + l; }},
       // Wrappers no spec describes, learned from the file (parse/prefix_learner.h):
-      // stern's "POD CONTAINER ", a collector's "[time] ", a CI runner's "HH:MM:SS  ".
-      {"learned_stern", [](const std::string& l, int f) { return "vllm-7c9f8d-" + std::to_string(f) + " vllm " + l; },
-       true, true},
+      // a collector's "[time] ", a CI runner's "HH:MM:SS  ".
       {"learned_bracket_time", [](const std::string& l, int) { return "[2025-05-09T15:15:10.123Z] " + l; }, true, true},
       {"learned_ci_clock", [](const std::string& l, int) { return "15:15:10  " + l; }, true, true},
       {"line_numbers", [](const std::string& l, int) { return fmt::format("{:6}\t{}", g_line_number, l); }},

@@ -163,7 +163,7 @@ WrapperStack WrapperSet::Detect(const std::vector<std::string_view>& first_lines
         ++hits;
         peeled += l.size() > inner.size() ? l.size() - inner.size() : 1;
       }
-      if (hits * 2 < lines.size() || hits == 0) continue;
+      if (hits == 0 || static_cast<double>(hits) < specs_[i].min_share * static_cast<double>(lines.size())) continue;
       if (hits > best_hits || (hits == best_hits && peeled > best_peeled))
         best = i, best_hits = hits, best_peeled = peeled;
     }

@@ -47,7 +47,10 @@ struct WrapperSpec {
   // The identity the wrapper gives a line, a template over captures
   // ("{service}", "task {task}"); empty parts and their separators drop out.
   std::string identity;
-  std::string rank_capture;                   // capture that is the process's rank, if any
+  std::string rank_capture;  // capture that is the process's rank, if any
+  // The share of a file's first lines it must peel to be detected. Half by default; a prefix whose
+  // shape plain text can also take (stern's "POD CONTAINER ") asks for more.
+  double min_share = 0.5;
   std::vector<std::string> match_samples;     // lines it must peel
   std::vector<std::string> no_match_samples;  // lines it must leave alone
   std::string source;                         // "rules/wrappers.yaml:12"

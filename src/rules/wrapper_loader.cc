@@ -31,7 +31,7 @@ Result<parse::WrapperSpec> ParseWrapper(const YAML::Node& node, const std::strin
   std::string where = fmt::format("{}:{}", name, node.Mark().line + 1);
   if (!node.IsMap()) return Status::InvalidArgument(where + ": a wrapper must be a mapping");
   static const std::set<std::string> kKnownKeys = {"id",       "description", "pattern", "json_field", "json_captures",
-                                                   "identity", "rank",        "samples"};
+                                                   "identity", "rank",        "samples", "min_share"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -53,6 +53,16 @@ Result<parse::WrapperSpec> ParseWrapper(const YAML::Node& node, const std::strin
   }
   spec.identity = Scalar(node, "identity");
   spec.rank_capture = Scalar(node, "rank");
+  if (const YAML::Node share = node["min_share"]) {
+    try {
+      spec.min_share = share.as<double>();
+    } catch (const YAML::Exception&) {
+      spec.min_share = -1;
+    }
+    if (!(spec.min_share > 0 && spec.min_share <= 1)) {
+      return Status::InvalidArgument(where + ": min_share is a share of lines, above 0 and at most 1");
+    }
+  }
   const YAML::Node samples = node["samples"];
   if (!samples || !samples["match"]) {
     return Status::InvalidArgument(

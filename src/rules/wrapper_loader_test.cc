@@ -1,5 +1,6 @@
 #include "rules/wrapper_loader.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace faultline::rules {
@@ -98,6 +99,38 @@ TEST(WrapperLoaderTest, JournaldIdentityOmitsMissingParts) {
   std::string scratch;
   EXPECT_EQ(stack.Peel(lines[0], &scratch).identity, "gpu-node-1/python3[7506]");
   EXPECT_EQ(stack.Peel(lines[1], &scratch).identity, "gpu-node-1/kernel");
+}
+
+// stern's "POD CONTAINER " is two lower-case words, a shape prose can take: it must be on nearly every
+// line (its min_share), not on half of them as a bracketed or piped prefix need be.
+TEST(WrapperLoaderTest, SternIsDetectedOnlyWhenNearlyEveryLineWearsIt) {
+  auto set = Builtin();
+  std::vector<std::string> lines;
+  for (const auto& l : kSeed) lines.push_back("vllm-7c9f8d6b5-x2k4p vllm " + l);
+  parse::WrapperStack stack = DetectOn(*set, lines);
+  ASSERT_EQ(stack.Describe(), "stern");
+  std::string scratch;
+  parse::PeeledLine p = stack.Peel(lines[3], &scratch);
+  EXPECT_EQ(p.inner, kSeed[3]);
+  EXPECT_EQ(p.identity, "vllm-7c9f8d6b5-x2k4p/vllm");
+  // Prose whose lines open with a hyphenated, numbered word: half of them is not enough.
+  EXPECT_TRUE(DetectOn(*set, {"llama-2-7b loaded in 3.2 s", "qwen-7b tokenizer ready", "starting the benchmark now",
+                              "all requests done"})
+                  .empty());
+}
+
+TEST(WrapperLoaderTest, MinShareMustBeAShareOfLines) {
+  for (const char* bad : {"0", "1.5", "half"}) {
+    auto specs = ParseWrapperFile(fmt::format("wrappers:\n  - id: x\n    pattern: 'a'\n    min_share: {}\n    "
+                                              "samples: {{match: [a]}}\n",
+                                              bad),
+                                  "w.yaml");
+    EXPECT_FALSE(specs.ok()) << bad;
+  }
+  auto ok = ParseWrapperFile("wrappers:\n  - id: x\n    pattern: 'a'\n    min_share: 0.9\n    samples: {match: [a]}\n",
+                             "w.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_DOUBLE_EQ((*ok)[0].min_share, 0.9);
 }
 
 TEST(WrapperLoaderTest, BadWrapperFilesAreRefusedWithFileAndLine) {
