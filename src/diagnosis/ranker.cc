@@ -79,11 +79,12 @@ bool IsGeneric(const Event& e, const rules::RuleSet& rules) { return GenericRule
 // A line with no process identity of its own (a compiler, NCCL or a C++
 // runtime writing to the raw stderr): unprefixed, or carrying only the
 // identity an outer wrapper gave every line (docker compose's service, a
-// journald unit) that the process it sits beside shares.
+// journald unit, a Slurm task and the rank srun --label gives it) that the process it sits beside shares.
 bool UnprefixedBeside(const Event& e, const Event& g) {
   if (e.where.file != g.where.file) return false;
   if (e.process.key.empty()) return true;
-  if (!e.process.role.empty() || e.process.pid >= 0 || e.process.rank >= 0) return false;
+  if (!e.process.role.empty() || e.process.pid >= 0) return false;
+  if (e.process.rank >= 0 && e.process.rank != g.process.rank) return false;
   return e.process.key == g.process.parent || g.process.key.starts_with(e.process.key + "/");
 }
 

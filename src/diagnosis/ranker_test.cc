@@ -389,6 +389,31 @@ TEST(RankerTest, ALineWithOnlyTheOuterWrappersIdentityIsTheRawStderrBesideThePro
   EXPECT_EQ(f.events[*r.root].where.line, 437);
 }
 
+TEST(RankerTest, ALineWithOnlyTheSlurmTasksIdentityAndRankIsTheRawStderrBesideThatRank) {
+  // srun --label gives every line its task, and the task is the rank: the compiler's raw stderr line carries
+  // "task 0" and rank 0, the engine's traceback "task 0/rank0" under it.
+  auto rules = TestRules();
+  Findings f;
+  Event llvm = Make(EventKind::kCompilerError, 41, "LLVM ERROR: Unsupported rounding mode for conversion.", "task 0");
+  llvm.process.rank = 0;
+  f.events.push_back(llvm);
+  Event engine =
+      WithRule(Make(EventKind::kPythonTraceback, 437, "RuntimeError: unhandled system error", "task 0/rank0"), 3);
+  engine.process.parent = "task 0";
+  engine.process.rank = 0;
+  f.events.push_back(engine);
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 41);
+
+  // Another task's rank is another process.
+  f.events[0].process.key = "task 1";
+  f.events[0].process.rank = 1;
+  r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 437);
+}
+
 TEST(RankerTest, AnExceptionWhoseOwnLineCarriesAGenericErrorIsGeneric) {
   // torch's "InductorError: CalledProcessError: Command '[gcc, ...]' returned non-zero exit status 1" with
   // no CalledProcessError of its own before it: its first rule is specific, but its line also carries the
