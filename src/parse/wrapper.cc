@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "input/line_cleaner.h"
 #include "parse/prefix_learner.h"
 
 namespace faultline::parse {
@@ -128,6 +129,14 @@ bool WrapperSet::PeelOne(size_t layer, std::string_view line, std::string* scrat
   if (it == record.end()) return false;
   *scratch = JsonText(*it);
   while (!scratch->empty() && (scratch->back() == '\n' || scratch->back() == '\r')) scratch->pop_back();
+  // The record's text was escaped (colour codes as \u001b) when the file was
+  // cleaned: clean it now, so that the layer under it (TGI's own time stamp,
+  // a compose prefix) is detected and peeled on text, not colour codes.
+  if (input::NeedsCleaning(*scratch)) {
+    std::string cleaned;
+    input::CleanLineInto(*scratch, &cleaned);
+    *scratch = std::move(cleaned);
+  }
   if (captures) {
     for (const auto& [capture, field] : spec.json_captures) {
       auto f = record.find(field);

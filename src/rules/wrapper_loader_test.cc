@@ -88,6 +88,22 @@ TEST(WrapperLoaderTest, JsonRecordsAreDecoded) {
             "not json");  // a stray line is left as it is
 }
 
+// TGI colours its own time stamps; docker's json-file driver escapes the colour codes (\u001b): once a
+// record is decoded its colours are removed, so the time stamp under it is seen as the next layer.
+TEST(WrapperLoaderTest, ColoursInsideAJsonRecordAreRemovedBeforeTheNextLayer) {
+  auto set = Builtin();
+  std::vector<std::string> lines = {
+      R"({"log":"\u001b[2m2023-11-04T11:37:47.145284Z\u001b[0m \u001b[32m INFO\u001b[0m \u001b[1mdownload\u001b[0m: )"
+      R"(\u001b[2mtext_generation_launcher\u001b[0m\u001b[2m:\u001b[0m Starting download process.\n","stream":"stderr"})",
+      R"({"log":"\u001b[2m2023-11-04T11:37:49.734129Z\u001b[0m \u001b[32m INFO\u001b[0m \u001b[2mtext_generation_)"
+      R"(launcher\u001b[0m\u001b[2m:\u001b[0m Download file: model-00001-of-00007.safetensors\n","stream":"stderr"})"};
+  parse::WrapperStack stack = DetectOn(*set, lines);
+  ASSERT_EQ(stack.Describe(), "docker-json-file+rfc3339-timestamp");
+  std::string scratch;
+  EXPECT_EQ(stack.Peel(lines[1], &scratch).inner,
+            " INFO text_generation_launcher: Download file: model-00001-of-00007.safetensors");
+}
+
 TEST(WrapperLoaderTest, JournaldIdentityOmitsMissingParts) {
   auto set = Builtin();
   std::vector<std::string> lines = {
