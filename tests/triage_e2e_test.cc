@@ -398,6 +398,27 @@ TEST_F(TriageE2eTest, AFinalReportIsContradictedByAGenericCounterRisingAfterIt) 
             "healthy");
 }
 
+TEST_F(TriageE2eTest, ALineSayingTheProcessExitedEndsTheJobButNeverExcusesACrashBeforeIt) {
+  const std::string real = std::string(FAULTLINE_SOURCE_DIR) + "/tests/real/";
+  // PALS's "Application ... resources:", `time`'s "real 42.30s" and W&B's footer after the run's last
+  // lines: the job ran to its end.
+  CommandResult ok =
+      Triage("--json " + ShellQuote(real + "ezpz-polaris-test-dist-wandb-pals-application-resources-time-healthy/"
+                                           "launch-output.txt"));
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_EQ(json::parse(ok.out)["verdict"], "healthy");
+  // The same W&B footer after a traceback: the ImportError stays the root cause, and LSF's
+  // "Exited with exit code 1." is only its summary.
+  json crash = json::parse(
+      Triage("--json " + ShellQuote(real + "lsf-dtu-paligemma-importerror-wandb-footer-exited-1/lsf.out")).out);
+  EXPECT_EQ(crash["verdict"], "failure");
+  EXPECT_EQ(crash["root_cause"]["line"], 44) << crash["root_cause"];
+  // A scheduler's report appended after the job's output names what killed it, with the job script
+  // echoed between the shell's "Killed" and LSF's TERM_MEMLIMIT.
+  json killed = json::parse(Triage("--json " + ShellQuote(real + "lsf-myretuen-term-memlimit-killed-137/lsf.out")).out);
+  EXPECT_EQ(killed["root_cause"]["rule"], "lsf.memory-limit") << killed["root_cause"];
+}
+
 TEST_F(TriageE2eTest, AStopThatSaysTheJobHungStallsAServerThatWasReady) {
   Write("serve.yaml", R"(
 rules:

@@ -201,7 +201,19 @@ std::optional<size_t> ExplainedBy(size_t root, const std::vector<size_t>& order,
     const Event& e = ev[j];
     if (j == root || e.where.file != g.where.file || recovered[j] || e.cut_off) continue;
     const bool later = e.where.line > g.where.line;
-    if (later ? e.where.line > g.where.line + kAfterWindow || after
+    // Later: within a few lines, or further on with no other error of the file between them (a
+    // scheduler's report, appended after the job's output, names the reason the job was killed).
+    auto nothing_between = [&] {
+      for (size_t k = 0; k < ev.size(); ++k) {
+        const Event& b = ev[k];
+        if (k != root && k != j && b.where.file == g.where.file && b.where.line > g.where.line &&
+            b.where.line < e.where.line) {
+          return false;
+        }
+      }
+      return true;
+    };
+    if (later ? after || (e.where.line > g.where.line + kAfterWindow && !nothing_between())
               : e.where.line == g.where.line || e.where.line < g.where.line - kWindow || events::IsStrong(e.kind)) {
       continue;
     }
@@ -280,6 +292,8 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
       if (!later_mark && IsTracebackFrame(ph.where.text)) continue;  // where an error was raised
       const events::LineInfo& mark = later_mark ? ph.last : ph.where;
       const parse::Timestamp& mark_time = later_mark ? ph.last_time : ph.time;
+      // A line that says only that the process ended (exit_only) follows a crash too: no recovery.
+      if (ph.completes && rules.rules()[ph.rule].exit_only) continue;
       if (((idx >= rules::PhaseIndex("ready") && idx <= rules::PhaseIndex("training")) || ph.completes) &&
           ph.process.key == ev[i].process.key && CausallyBefore(ev[i].where, ev[i].time, mark, mark_time, multi_file)) {
         recovered[i] = true;

@@ -75,6 +75,19 @@ rules:
     pattern: 'Got fatal signal from worker processes'
     reason: 'the engine died'
     samples: {match: ['CRITICAL 04-08 04:00:01 [core_client.py:361] Got fatal signal from worker processes, shutting down.']}
+  - id: t.exited
+    kind: phase
+    phase: training
+    completes: true
+    exit: true
+    pattern: 'wandb: Synced \d+ W&B file'
+    samples: {match: ['wandb: Synced 5 W&B file(s), 0 media file(s), 2 artifact file(s) and 0 other file(s)']}
+  - id: t.succeeded
+    kind: phase
+    phase: training
+    completes: true
+    pattern: '^Successfully completed\.$'
+    samples: {match: ['Successfully completed.']}
 )",
                                     "t.yaml");
   EXPECT_TRUE(rules.ok()) << rules.status().message();
@@ -472,13 +485,23 @@ TEST(RankerTest, ANoticeJustAfterAFatalLineThatNamesWhatEndedItExplainsIt) {
   EXPECT_EQ(f.events[*r.root].where.line, 19);
   ASSERT_EQ(r.cascade.size(), 1u);
   EXPECT_NE(r.cascade[0].reason.find("explains"), std::string::npos);
-  // Too far after the fatal line, it is another event: the fatal line stays the root.
+  // Too far after the fatal line, with another error between them, it is another event: the fatal line
+  // stays the root.
   Findings g;
   g.events.push_back(Make(EventKind::kSignal, 18, "slurm_script: line 46: 2113061 Killed   python3 train.py"));
+  g.events.push_back(Make(EventKind::kErrorLog, 50, "ERROR: cleanup failed"));
   g.events.push_back(WithRule(Make(EventKind::kSignal, 90, oom), 9));
   Ranking s = Rank(g, *rules, false);
   ASSERT_TRUE(s.root);
   EXPECT_EQ(g.events[*s.root].where.line, 18);
+  // Further on with nothing between them (a scheduler's report appended after the job's output, with the
+  // job script echoed in between), the notice still names what ended the job.
+  Findings k;
+  k.events.push_back(Make(EventKind::kSignal, 1, "/zhome/.lsbatch/1.shell: line 12:   872 Killed   python main.py"));
+  k.events.push_back(WithRule(Make(EventKind::kSignal, 35, oom), 9));
+  Ranking u = Rank(k, *rules, false);
+  ASSERT_TRUE(u.root);
+  EXPECT_EQ(k.events[*u.root].where.line, 35);
   // A second copy of the notice does not explain the first one (its own "OOM Killed" is no kill it reports).
   Findings h;
   h.events.push_back(WithRule(Make(EventKind::kSignal, 5, oom), 9));
@@ -507,6 +530,37 @@ TEST(RankerTest, OfALaunchersSummaryTheLineSayingHowTheRankEndedWins) {
   f.events.push_back(WithRule(Make(EventKind::kExitStatus, 11, "exitcode  : -9 (pid: 79468)"), 1));
   Ranking r = Rank(f, *rules, false);
   EXPECT_EQ(f.events[*r.root].where.line, 11);
+}
+
+}  // namespace
+}  // namespace faultline::diagnosis
+
+namespace faultline::diagnosis {
+namespace {
+
+TEST(RankerTest, AnExitLineAfterACrashDoesNotRecoverItButASuccessReportDoes) {
+  // W&B's exit footer (exit_only) follows a crash too: the ImportError above it stays the root.
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(Make(EventKind::kExceptionLine, 44, "ImportError: Using `device_map` requires Accelerate"));
+  PhaseHit exited;
+  exited.phase = "training";
+  exited.completes = true;
+  exited.rule = 11;
+  exited.where = events::LineInfo{0, 47, "wandb: Synced 5 W&B file(s), 0 media file(s)"};
+  f.phases.push_back(exited);
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 44);
+  EXPECT_TRUE(r.recovered.empty());
+  // The scheduler's report that the job exited 0 says the logged error did not end it.
+  PhaseHit succeeded = exited;
+  succeeded.rule = 12;
+  succeeded.where = events::LineInfo{0, 80, "Successfully completed."};
+  f.phases.push_back(succeeded);
+  Ranking s = Rank(f, *rules, false);
+  EXPECT_FALSE(s.root);
+  EXPECT_EQ(s.recovered.size(), 1u);
 }
 
 }  // namespace

@@ -65,8 +65,12 @@ struct Rule {
   // epoch's "Train Epoch: 4 [...]"); other markers ignore generic counters after them (an HF
   // Trainer's closing 60/60 bar, NeMo's "step 100" of an async checkpoint save).
   bool final_only = false;
-  bool progress = false;   // phase: a generic progress shape; the phase is
-                           // reached only when its (?P<step>N) capture rises
+  // completes: the line says only that the job's process ended (a shell's `time` report, a launcher's
+  // resource-usage line, W&B's exit footer), which it also prints after a crash: the job ran to its end
+  // when no error is the root cause, but the line never makes an earlier error a recovered one.
+  bool exit_only = false;
+  bool progress = false;  // phase: a generic progress shape; the phase is
+                          // reached only when its (?P<step>N) capture rises
   // phase: the line starts a batch job's own work (an offline generation's progress bar, a CLI's
   // generation): unlike a server that reached ready, the log must end with a completion marker
   // (a `completes` phase) or the job is stalled in that phase.

@@ -98,7 +98,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   static const std::set<std::string> kKnownKeys = {
       "id",     "kind",     "pattern", "framework", "versions", "category",    "title",   "explanation", "fix",
       "reason", "summary",  "phase",   "completes", "progress", "replacement", "samples", "generic",     "frames",
-      "fatal",  "explains", "hang",    "batch",     "dead",     "final",       "stack"};
+      "fatal",  "explains", "hang",    "batch",     "dead",     "final",       "stack",   "exit"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -154,6 +154,11 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   rule.final_only = node["final"] && node["final"].as<bool>();
   if (rule.final_only && !rule.completes) {
     return Status::InvalidArgument(fmt::format("{}: rule {}: only a phase that completes is final", where, rule.id));
+  }
+  rule.exit_only = node["exit"] && node["exit"].as<bool>();
+  if (rule.exit_only && !rule.completes) {
+    return Status::InvalidArgument(
+        fmt::format("{}: rule {}: only a phase that completes says the process exited", where, rule.id));
   }
   if (rule.batch && (rule.kind != RuleKind::kPhase || rule.completes)) {
     return Status::InvalidArgument(

@@ -72,6 +72,12 @@ TEST(RuleLoaderTest, RejectsBadRegexUnknownFieldsAndMissingSamples) {
   ASSERT_TRUE(final_rule.ok()) << final_rule.status().message();
   EXPECT_TRUE((*final_rule)[0].final_only);
   EXPECT_FALSE(ParseRuleFile(std::string(phase) + "    samples: {match: [x]}\n", "f").ok());
+  // exit: a completion marker only (a line that says the process ended)
+  const char* ended = "rules:\n  - id: a\n    kind: phase\n    phase: training\n    pattern: 'x'\n    exit: true\n";
+  auto exit_rule = ParseRuleFile(std::string(ended) + "    completes: true\n    samples: {match: [x]}\n", "f");
+  ASSERT_TRUE(exit_rule.ok()) << exit_rule.status().message();
+  EXPECT_TRUE((*exit_rule)[0].exit_only);
+  EXPECT_FALSE(ParseRuleFile(std::string(ended) + "    samples: {match: [x]}\n", "f").ok());
 }
 
 TEST(RuleLoaderTest, CheckSamplesReportsMismatch) {
