@@ -664,10 +664,19 @@ std::vector<RunClass> RunClasses(const rules::RuleSet& rules) {
   return out;
 }
 
+// The rules that mark steps (RuleSet::MarksSteps): confirmed on the scan
+// thread and ordered by rule (StepResolver).
+std::vector<bool> StepRules(const rules::RuleSet& rules) {
+  std::vector<bool> out(rules.rules().size(), false);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = rules::RuleSet::MarksSteps(rules.rules()[i]);
+  return out;
+}
+
 struct ScanThreadRules {
   std::vector<bool> always;       // AlwaysConfirmed
   std::vector<bool> parsed;       // ParsedOnScanThread
   std::vector<RunClass> classes;  // RunClasses
+  std::vector<bool> steps;        // StepRules
   bool need_times = false;        // the scanner's (several inputs: every line's time counts)
 };
 
@@ -820,38 +829,50 @@ class RunBuilder {
   parse::Timestamp latest_;  // of the open run, up to the current line
 };
 
-// Turns a line's hits on gated rules' literals (rules::RuleSet::GateLiterals)
-// into hits of the rules themselves: each rule whose literal hit is
-// confirmed on the line by its RE2 and hits where its first literal hit
-// ends, among the line's other hits (in order of end); a rule that does not
-// match is no hit. The captures of an
-// always-confirmed rule are kept for Take() (no second match).
-class GateResolver {
+// A line's step rules (StepRules: training marks and progress counters, the
+// rules RuleSet::GateLiterals may gate) are confirmed by RE2 on the scan
+// thread, gated or not: only those that match are hits, in rule order (the
+// order of the rule files: the first generic counter on a line is the one
+// that counts, Scanner::Line), after the line's other hits (in order of end,
+// as Hyperscan reports them). Gated, a hit is on a literal, whose end says
+// nothing of where the rule matches, and an unconfirmed one would make a
+// line interesting that the full scan may not hit. Resolved this way, a
+// line's hits are the same whether the rules are gated or matched by
+// Hyperscan (RunWalkTest.GatedRulesFindWhatTheFullScanFinds), and finding
+// where each match ends (a second RE2 pass on every step line) is not needed.
+// The captures of an always-confirmed rule are kept for Take() (no second
+// match).
+class StepResolver {
  public:
+  // The line's hits, `hits` (those of a full scan, or a gated one's), with
+  // its step rules resolved; `line_end`: the line's end in the block.
   std::span<const rules::PatternHit> Resolve(const rules::RuleSet& rules, const ScanThreadRules& which,
-                                             std::string_view line, std::span<const rules::PatternHit> hits) {
+                                             std::string_view line, size_t line_end,
+                                             std::span<const rules::PatternHit> hits) {
     merged_.clear();
     rules_.clear();
     taken_.clear();
     for (const rules::PatternHit& h : hits) {
-      if (h.id < rules::kGateBase) {
+      const unsigned id = h.id >= rules::kGateBase ? h.id - rules::kGateBase : h.id;
+      if (h.id < rules::kGateBase && (id >= which.steps.size() || !which.steps[id])) {
         merged_.push_back(h);
-        continue;
+      } else if (std::find(rules_.begin(), rules_.end(), id) == rules_.end()) {
+        rules_.push_back(id);
       }
-      const unsigned id = h.id - rules::kGateBase;
-      if (std::find(rules_.begin(), rules_.end(), id) != rules_.end()) continue;
-      rules_.push_back(id);
+    }
+    std::sort(rules_.begin(), rules_.end());
+    for (unsigned id : rules_) {
       const bool keep = id < which.always.size() && which.always[id];
       rules::Captures caps;
       if (!rules.Confirm(id, line, keep ? &caps : nullptr)) continue;
-      merged_.push_back({id, h.end});
+      merged_.push_back({id, line_end});
       if (keep) taken_.emplace_back(id, std::move(caps));
     }
     return merged_;
   }
 
   // The captures of rule `id`'s match on the line Resolve() last saw; false
-  // when it kept none (not gated there, or not always confirmed).
+  // when it kept none (not a step rule there, or not always confirmed).
   bool Take(unsigned id, rules::Captures* captures) {
     for (auto& [rule, caps] : taken_) {
       if (rule != id) continue;
@@ -879,7 +900,7 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
   block->rule_ids.clear();
   block->parsed.clear();
   RunBuilder runs(which, block);
-  GateResolver gates;
+  StepResolver steps;
   parse::ParsedLine full;
   size_t hit = 0;
   size_t pos = 0;
@@ -896,10 +917,13 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
                            {}};
     bool parse = false;
     const size_t first_hit = hit;
-    bool gated = false;
-    while (hit < hits.size() && hits[hit].end <= end) gated |= hits[hit++].id >= rules::kGateBase;
+    bool stepped = false;  // a step rule's hit or its literal's
+    for (; hit < hits.size() && hits[hit].end <= end; ++hit) {
+      const unsigned id = hits[hit].id;
+      stepped |= id >= rules::kGateBase || (id < which.steps.size() && which.steps[id]);
+    }
     std::span<const rules::PatternHit> line_hits(hits.data() + first_hit, hit - first_hit);
-    if (gated) line_hits = gates.Resolve(rules, which, line, line_hits);
+    if (stepped) line_hits = steps.Resolve(rules, which, line, end, line_hits);
     for (const rules::PatternHit& h : line_hits) {
       const unsigned id = h.id;
       if (id >= rules::kStructuralBase) {
@@ -913,7 +937,7 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
       if (id < which.parsed.size() && which.parsed[id]) parse = true;
       if (id < which.always.size() && which.always[id]) {
         ScannedBlock::Confirmed c{end, id, false, {}};
-        if (!gated || !gates.Take(id, &c.captures))
+        if (!stepped || !steps.Take(id, &c.captures))
           c.matched = rules.Confirm(id, line, &c.captures);
         else
           c.matched = true;
@@ -977,7 +1001,8 @@ Status ScanInput(const input::InputFile& file, int file_index, bool need_times, 
   std::string worn;
   {
     static const bool kThreaded = std::thread::hardware_concurrency() > 1;
-    const ScanThreadRules which{AlwaysConfirmed(rules), ParsedOnScanThread(rules), RunClasses(rules), need_times};
+    const ScanThreadRules which{AlwaysConfirmed(rules), ParsedOnScanThread(rules), RunClasses(rules), StepRules(rules),
+                                need_times};
     BlockPipeline pipeline(&reader, rules.matcher(), kThreaded, wrappers,
                            [&rules, &which](ScannedBlock* block) { PrepareOnScanThread(rules, which, block); });
     while (const ScannedBlock* block = pipeline.Next()) scanner.Block(*block);

@@ -10,10 +10,12 @@
 
 namespace faultline::rules {
 
+bool RuleSet::MarksSteps(const Rule& rule) {
+  return rule.kind == RuleKind::kPhase && (rule.progress || (rule.phase == "training" && !rule.completes));
+}
+
 std::vector<std::string> RuleSet::GateLiterals(const Rule& rule) {
-  const bool marks_steps =
-      rule.kind == RuleKind::kPhase && (rule.progress || (rule.phase == "training" && !rule.completes));
-  if (!marks_steps) return {};
+  if (!MarksSteps(rule)) return {};
   // One rule alone in RE2's prefilter: a formula over literals (atoms,
   // lowercased; ANDs and ORs, no negation) that every text it matches
   // satisfies. Atoms shorter than 2 bytes are left out by weakening the

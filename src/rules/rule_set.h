@@ -61,6 +61,8 @@ class RuleSet {
   // that has none (every line could match), is not gated.
   // The literals of a gated rule, empty when it is not.
   static std::vector<std::string> GateLiterals(const Rule& rule);
+  // The rules that may be gated: training marks and progress counters.
+  static bool MarksSteps(const Rule& rule);
 
   const std::vector<Rule>& rules() const { return rules_; }
   const PatternMatcher& matcher() const { return *matcher_; }
