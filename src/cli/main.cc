@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <csignal>
 #include <iostream>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "cli/cli_support.h"
 #include "cli/commands.h"
@@ -18,6 +21,15 @@ std::vector<RegisteredCommand>& CommandRegistry() {
 int main(int argc, char** argv) {
   // A closed stdout (faultline ... | head) must not kill us mid-report.
   std::signal(SIGPIPE, SIG_IGN);
+#if defined(__GLIBC__)
+  // A directory of rank logs is scanned file after file, each with its own
+  // blocks (1 MiB and more): glibc maps such blocks afresh and hands freed
+  // memory back at once, and the page faults of touching it again took ~10%
+  // of a scan of 64 rank files. Blocks stay in the heap instead (peak RSS is
+  // what the largest scan holds at once, as before).
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
   // Named, so that usage lines say "faultline", not the path it was run by.
   CLI::App app{"faultline: finds the line at fault when a distributed GPU job fails or stalls", "faultline"};
   app.require_subcommand(1);

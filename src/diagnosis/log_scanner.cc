@@ -198,7 +198,7 @@ class Scanner {
     if (!specific_phase) {
       for (unsigned id : generic_rules_) {
         rules::Captures caps;
-        if (!rules_.Confirm(id, text, &caps)) continue;
+        if (!Confirm(id, text, &caps)) continue;
         GenericProgress(id, caps, p, line_no);
         break;
       }
@@ -425,12 +425,21 @@ class Scanner {
     auto [end, ec] = std::from_chars(step.data(), step.data() + step.size(), value);
     if (step.empty() || ec != std::errc() || end != step.data() + step.size()) return;
     // Per file: several inputs are scanned apart and merged (scan_inputs.cc).
-    auto key = std::make_pair(static_cast<size_t>(id), fmt::format("{}\n{}", file_, p.process));
-    auto it = findings_->progress_counters.find(key);
-    if (it == findings_->progress_counters.end()) {
-      findings_->progress_counters.emplace(std::move(key), value);
-      return;
+    // The counter of the previous line (map nodes stay put) is looked up
+    // again only when the rule or the process changes.
+    if (counter_ == findings_->progress_counters.end() || counter_rule_ != id || counter_process_ != p.process) {
+      auto key = std::make_pair(static_cast<size_t>(id), fmt::format("{}\n{}", file_, p.process));
+      auto it = findings_->progress_counters.find(key);
+      if (it == findings_->progress_counters.end()) {
+        findings_->progress_counters.emplace(std::move(key), value);
+        counter_ = findings_->progress_counters.end();
+        return;
+      }
+      counter_ = it;
+      counter_rule_ = id;
+      counter_process_.assign(p.process);
     }
+    auto it = counter_;
     const bool rose = value > it->second;
     it->second = value;
     if (rose) AddPhase(rules_.rules()[id], id, p, line_no, caps);
@@ -577,7 +586,10 @@ class Scanner {
   std::span<const unsigned> line_rules_;                       // the current line's rule hits, into the block
   std::string_view prefix_process_;                            // the current line's process prefix
   const parse::ParsedLine* prepared_parse_ = nullptr;          // its full parse, when the scan thread made one
-  std::vector<unsigned> generic_rules_;                        // the line's generic progress rules, unconfirmed
+  std::map<std::pair<size_t, std::string>, int64_t>::iterator counter_ = findings_->progress_counters.end();
+  unsigned counter_rule_ = 0;            // ... of counter_
+  std::string counter_process_;          // ... of counter_
+  std::vector<unsigned> generic_rules_;  // the line's generic progress rules, unconfirmed
   std::vector<events::RuleMatch> matches_;
   parse::Timestamp last_time_;
   ProcessStats* cached_stats_ = nullptr;
@@ -861,11 +873,24 @@ class StepResolver {
       }
     }
     std::sort(rules_.begin(), rules_.end());
+    // Scanner::Line counts the first generic counter that matches, and only
+    // when no other phase rule speaks for the line: the generic rules after
+    // it are no hits, and its captures are kept (no second match in the
+    // walk) when the line holds no other phase rule.
+    bool phases = false;
+    for (const rules::PatternHit& h : merged_) {
+      phases |= h.id < rules::kStructuralBase && rules.rules()[h.id].kind == RuleKind::kPhase;
+    }
+    for (unsigned id : rules_) phases |= !rules.rules()[id].progress;
+    bool counted = false;
     for (unsigned id : rules_) {
-      const bool keep = id < which.always.size() && which.always[id];
+      const bool generic = rules.rules()[id].progress;
+      if (generic && counted) continue;
+      const bool keep = (id < which.always.size() && which.always[id]) || (generic && !phases);
       rules::Captures caps;
       if (!rules.Confirm(id, line, keep ? &caps : nullptr)) continue;
       merged_.push_back({id, line_end});
+      counted |= generic;
       if (keep) taken_.emplace_back(id, std::move(caps));
     }
     return merged_;
@@ -935,12 +960,11 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
       }
       block->rule_ids.push_back(id);
       if (id < which.parsed.size() && which.parsed[id]) parse = true;
-      if (id < which.always.size() && which.always[id]) {
-        ScannedBlock::Confirmed c{end, id, false, {}};
-        if (!stepped || !steps.Take(id, &c.captures))
-          c.matched = rules.Confirm(id, line, &c.captures);
-        else
-          c.matched = true;
+      ScannedBlock::Confirmed c{end, id, true, {}};
+      if (stepped && steps.Take(id, &c.captures)) {
+        block->confirmed.push_back(std::move(c));
+      } else if (id < which.always.size() && which.always[id]) {
+        c.matched = rules.Confirm(id, line, &c.captures);
         block->confirmed.push_back(std::move(c));
       }
     }
