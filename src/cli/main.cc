@@ -26,9 +26,9 @@ int main(int argc, char** argv) {
   // blocks (1 MiB and more): glibc maps such blocks afresh and hands freed
   // memory back at once, and the page faults of touching it again took ~10%
   // of a scan of 64 rank files. Blocks stay in the heap instead (peak RSS is
-  // what the largest scan holds at once, as before).
+  // what the largest scan holds at once, and at most 8 MiB more a thread).
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 8 << 20);
 #endif
   // Named, so that usage lines say "faultline", not the path it was run by.
   CLI::App app{"faultline: finds the line at fault when a distributed GPU job fails or stalls", "faultline"};
