@@ -347,6 +347,13 @@ constexpr const char* kPhaseRules = R"(rules:
     final: true
     pattern: 'test accuracy \d+%'
     samples: {match: ['test accuracy 97%']}
+  - id: t.run-counter
+    kind: phase
+    phase: training
+    progress: true
+    ends_at_total: true
+    pattern: 'run step (?P<step>\d+)/(?P<total>\d+)'
+    samples: {match: ['run step 3/40']}
   - id: t.ctrl-c
     kind: stop
     pattern: '^KeyboardInterrupt$'
@@ -379,6 +386,52 @@ TEST_F(TriageE2eTest, CompletionMarkerEndsTrainingUnlessProgressFollowsIt) {
   // A framework's own step line after the marker: the run went on (a generic counter would not say so).
   Write("more.log", "job starting\ntrain step 3\nall work done\ntrain step 4\n");
   EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml more.log").out)["verdict"], "stalled");
+}
+
+TEST_F(TriageE2eTest, ARunLongCounterAtItsTotalEndsTheRun) {
+  Write("phases.yaml", kPhaseRules);
+  // The run's step counter reached its total and the script printed its own summary: done.
+  Write("done.log", "job starting\nrun step 1/3\nrun step 2/3\nrun step 3/3\nfinished 3 steps in 2.0s\n");
+  CommandResult r = Triage("--json --no-builtin-rules --rules phases.yaml done.log");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["verdict"], "healthy");
+  // Short of its total: stalled at step 2/3.
+  Write("short.log", "job starting\nrun step 1/3\nrun step 2/3\n");
+  EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml short.log").out)["verdict"], "stalled");
+  // A counter without ends_at_total (a per-epoch bar) at its total is no end of the run.
+  Write("bar.log", "job starting\nwork 9/10\nwork 10/10\n");
+  EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml bar.log").out)["verdict"], "stalled");
+  // A framework's own step line after it: the run went on.
+  Write("more.log", "job starting\nrun step 2/3\nrun step 3/3\ntrain step 4\n");
+  EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml more.log").out)["verdict"], "stalled");
+}
+
+TEST_F(TriageE2eTest, WrapperAndInterpreterErrorsOfLaunchedTrainingJobs) {
+  // DCP's CheckpointException wraps each failed rank's own traceback: the rank's exception is the
+  // root cause (lines from tests/real/fsdp2-gpu-dcp-resume-missing-checkpoint-metadata-is-none).
+  Write("dcp.log",
+        "[rank0]: Traceback (most recent call last):\n"
+        "[rank0]:   File \"/w/cases2.py\", line 52, in <module>\n"
+        "[rank0]:     dcp.load(state, checkpoint_id=ckpt)\n"
+        "[rank0]: torch.distributed.checkpoint.api.CheckpointException: CheckpointException ranks:dict_keys([0])\n"
+        "[rank0]: Traceback (most recent call last): (RANK 0)\n"
+        "[rank0]:   File \"/t/torch/distributed/checkpoint/utils.py\", line 193, in reduce_scatter\n"
+        "[rank0]:     local_data = map_fun()\n"
+        "[rank0]:     raise AssertionError(\"metadata is None\")\n"
+        "[rank0]: AssertionError: metadata is None\n"
+        "E1201 23:35:26.003000 455 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: 1) "
+        "local_rank: 0 (pid: 484) of binary: /opt/torch/.venv/bin/python\n");
+  json dcp = json::parse(Triage("--json dcp.log").out);
+  EXPECT_EQ(dcp["root_cause"]["line"], 9) << dcp["root_cause"];
+  // CPython's "can't open file" for a launcher's script path: no process ran the job.
+  Write("script.log",
+        "/opt/torch/.venv/bin/python: can't open file '/w/train_gpt.py': [Errno 2] No such file or directory\n"
+        "/opt/torch/.venv/bin/python: can't open file '/w/train_gpt.py': [Errno 2] No such file or directory\n"
+        "E1201 23:35:15.561000 458 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: 2) "
+        "local_rank: 0 (pid: 479) of binary: /opt/torch/.venv/bin/python\n");
+  json script = json::parse(Triage("--json script.log").out);
+  EXPECT_EQ(script["root_cause"]["line"], 1) << script["root_cause"];
+  EXPECT_EQ(script["root_cause"]["rule"], "python.script-not-found") << script["root_cause"];
 }
 
 TEST_F(TriageE2eTest, AFinalReportIsContradictedByAGenericCounterRisingAfterIt) {

@@ -55,9 +55,10 @@ struct StopHit {
 struct ProgressMark {
   events::LineInfo where;
   parse::Timestamp time;
-  std::string step;   // the counter's value, when the rule captured one
-  std::string total;  // its end (N/M), when given
-  bool final_only = false;  // a completion mark of a `final` rule (rules::Rule::final_only)
+  std::string step;            // the counter's value, when the rule captured one
+  std::string total;           // its end (N/M), when given
+  bool final_only = false;     // a completion mark of a `final` rule (rules::Rule::final_only)
+  bool ends_at_total = false;  // a counter of an ends_at_total rule: step == total is the run's end
 };
 
 struct ProcessStats {

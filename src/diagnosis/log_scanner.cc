@@ -487,6 +487,7 @@ class Scanner {
       AssignCapture(caps, "step", &mark.step);
       AssignCapture(caps, "total", &mark.total);
       mark.final_only = rule.final_only;
+      mark.ends_at_total = rule.ends_at_total;
       if (!slot) slot = NewPhaseSlot(id, p.process);
       slot->mark = mark_ptr;
     }

@@ -79,6 +79,14 @@ bool Completed(const Findings& f, const Cutoff& cut, bool multi_file) {
     if (done.final_only && progress_after(f.last_generic_progress, process, done)) continue;
     return true;
   }
+  // A run-long counter that reached its total (the last "step 40/40" of its process) ended the run,
+  // unless a framework's own progress line of that process came after it.
+  for (const auto& [process, last] : f.last_generic_progress) {
+    if (!last.ends_at_total || last.step.empty() || last.step != last.total || last.total == "1") continue;
+    if (!cut.Before(last.where, last.time, multi_file)) continue;
+    if (progress_after(f.last_progress, process, last)) continue;
+    return true;
+  }
   return false;
 }
 

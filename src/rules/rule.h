@@ -71,6 +71,10 @@ struct Rule {
   bool exit_only = false;
   bool progress = false;  // phase: a generic progress shape; the phase is
                           // reached only when its (?P<step>N) capture rises
+  // progress: the counter counts the whole run (a script's "step 40/40"), so its last mark with
+  // step == total, not followed by more progress of its process, is the run's end (completes). Not
+  // for per-epoch bars (a tqdm "118/118" ends an epoch, not the run).
+  bool ends_at_total = false;
   // phase: the line starts a batch job's own work (an offline generation's progress bar, a CLI's
   // generation): unlike a server that reached ready, the log must end with a completion marker
   // (a `completes` phase) or the job is stalled in that phase.

@@ -98,7 +98,8 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   static const std::set<std::string> kKnownKeys = {
       "id",     "kind",     "pattern", "framework", "versions", "category",    "title",   "explanation", "fix",
       "reason", "summary",  "phase",   "completes", "progress", "replacement", "samples", "generic",     "frames",
-      "fatal",  "explains", "hang",    "batch",     "dead",     "final",       "stack",   "exit"};
+      "fatal",  "explains", "hang",    "batch",     "dead",     "final",       "stack",   "exit",
+      "ends_at_total"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -163,6 +164,11 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   if (rule.batch && (rule.kind != RuleKind::kPhase || rule.completes)) {
     return Status::InvalidArgument(
         fmt::format("{}: rule {}: only a phase that does not complete is a batch", where, rule.id));
+  }
+  rule.ends_at_total = node["ends_at_total"] && node["ends_at_total"].as<bool>();
+  if (rule.ends_at_total && !rule.progress) {
+    return Status::InvalidArgument(
+        fmt::format("{}: rule {}: only a progress counter ends at its total", where, rule.id));
   }
   rule.stack = node["stack"] && node["stack"].as<bool>();
   if (rule.stack && rule.kind != RuleKind::kPhase) {
