@@ -80,11 +80,12 @@ TEST(RuleLoaderTest, RejectsBadRegexUnknownFieldsAndMissingSamples) {
   EXPECT_FALSE(ParseRuleFile(std::string(ended) + "    samples: {match: [x]}\n", "f").ok());
   // ends_at_total: a progress counter only
   const char* counter =
-      "rules:\n  - id: a\n    kind: phase\n    phase: training\n    pattern: 'x'\n    ends_at_total: true\n";
-  auto run_counter = ParseRuleFile(std::string(counter) + "    progress: true\n    samples: {match: [x]}\n", "f");
+      "rules:\n  - id: a\n    kind: phase\n    phase: training\n    pattern: 'x (?P<step>\\d+)'\n    ends_at_total: "
+      "true\n";
+  auto run_counter = ParseRuleFile(std::string(counter) + "    progress: true\n    samples: {match: [x 1]}\n", "f");
   ASSERT_TRUE(run_counter.ok()) << run_counter.status().message();
   EXPECT_TRUE((*run_counter)[0].ends_at_total);
-  EXPECT_FALSE(ParseRuleFile(std::string(counter) + "    samples: {match: [x]}\n", "f").ok());
+  EXPECT_FALSE(ParseRuleFile(std::string(counter) + "    samples: {match: [x 1]}\n", "f").ok());
 }
 
 TEST(RuleLoaderTest, CheckSamplesReportsMismatch) {
