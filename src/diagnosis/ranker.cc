@@ -178,7 +178,27 @@ std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t>& order,
         best = *it;
     }
   }
-  return best ? best : chained_after;
+  if (best) return best;
+  if (chained_after) return chained_after;
+  // Nothing of its own process explains it: a collective's generic error
+  // (NCCL's "unhandled cuda error" in one worker) is often the echo of a
+  // peer's failure printed with it (that worker's CUDA illegal memory
+  // access). The first known, non-generic error of another process of the
+  // same file (a worker with a pid or rank) shortly after it says what failed.
+  constexpr int64_t kPeerWindow = 100;  // lines
+  std::optional<size_t> peer;
+  for (size_t j : order) {
+    const Event& e = ev[j];
+    if (j == root || recovered[j] || e.cut_off || e.where.file != g.where.file || SameProcess(e, g)) continue;
+    // A peer is a worker of its own (a pid or rank), not the launcher's or the shell's unprefixed output.
+    if (e.process.pid < 0 && e.process.rank < 0) continue;
+    if (e.where.line <= g.where.line || e.where.line > g.where.line + kPeerWindow) continue;
+    if (!FirstRuleOfKind(e, rules, RuleKind::kSignature) || FirstRuleOfKind(e, rules, RuleKind::kCascade) ||
+        IsGeneric(e, rules))
+      continue;
+    if (!peer || e.where.line < ev[*peer].where.line) peer = j;
+  }
+  return peer;
 }
 
 // An error only logged before the fatal one (a WARNING that a native
@@ -424,10 +444,10 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
       auto sig = GenericRuleOf(ev[*r.root], rules);
       r.why.push_back(
           fmt::format("{} at {} is a generic wrapper error ({}); "
-                      "the more specific {} at {} in the same "
-                      "process says what failed",
+                      "the more specific {} at {} {} says what failed",
                       events::EventKindName(ev[*r.root].kind), Where(ev[*r.root]), rules.rules()[*sig].id,
-                      events::EventKindName(ev[*specific].kind), Where(ev[*specific])));
+                      events::EventKindName(ev[*specific].kind), Where(ev[*specific]),
+                      SameProcess(ev[*specific], ev[*r.root]) ? "in the same process" : "of a peer printed with it"));
       r.root = specific;
     }
   }

@@ -317,6 +317,37 @@ TEST(RankerTest, AGenericWrapperYieldsToAnEarlierWeakErrorOfItsProcess) {
   EXPECT_EQ(g.events[*s.root].where.line, 30);
 }
 
+TEST(RankerTest, AGenericWrapperWithNothingOfItsOwnYieldsToAPeerWorkersKnownErrorPrintedWithIt) {
+  // vLLM's multiproc workers: one reports NCCL's generic "unhandled cuda error", the peer printed with it
+  // names the CUDA error (an illegal memory access) that the collective echoes.
+  auto rules = TestRules();
+  auto worker = [](Event e, int pid) {
+    e.process.pid = pid;
+    return e;
+  };
+  Findings f;
+  f.events.push_back(worker(
+      WithRule(Make(EventKind::kPythonTraceback, 72, "RuntimeError: NCCL error: unhandled system error", "w350"), 3),
+      350));
+  f.events.push_back(WithRule(Make(EventKind::kSignal, 80, "Killed", ""), 2));  // unprefixed: no peer
+  f.events.push_back(
+      worker(WithRule(Make(EventKind::kErrorLog, 102, "CUDA error: Duplicate GPU detected : rank 1", "w351"), 2), 351));
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 102);
+  bool peer = false;
+  for (const auto& w : r.why) peer = peer || w.find("of a peer printed with it") != std::string::npos;
+  EXPECT_TRUE(peer);
+  // A peer's error far below it (past the window) does not explain it.
+  Findings g;
+  g.events.push_back(f.events[0]);
+  g.events.push_back(f.events[2]);
+  g.events[1].where.line = 400;
+  Ranking s = Rank(g, *rules, false);
+  ASSERT_TRUE(s.root);
+  EXPECT_EQ(g.events[*s.root].where.line, 72);
+}
+
 TEST(RankerTest, AGenericWrapperYieldsToTheFirstErrorOfTheCompilerRunBeforeIt) {
   // A build step's failure (generic) after a compiler's output: the run's first error is the cause, even
   // when the run (with the IR it dumps) reaches back further than the window; what follows it ("more
