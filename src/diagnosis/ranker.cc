@@ -270,7 +270,15 @@ std::vector<bool> AfterStop(const Findings& f, bool multi_file, Ranking* r) {
   if (!r->stop) return after;
   const StopHit& stop = f.stops[*r->stop];
   for (size_t i = 0; i < f.events.size(); ++i) {
-    after[i] = !CausallyBefore(f.events[i].where, f.events[i].time, stop.where, stop.time, multi_file);
+    const Event& e = f.events[i];
+    after[i] = !CausallyBefore(e.where, e.time, stop.where, stop.time, multi_file);
+    // A chained traceback whose later exception is the stop (vLLM's "TimeoutError: RPC call to
+    // execute_model timed out." raised from the queue's bare TimeoutError) is the stop itself: the
+    // exceptions before it in the chain are how the timeout was raised.
+    if (after[i] || e.chain.size() < 2) continue;
+    for (const auto& c : e.context) {
+      if (c.file == stop.where.file && c.line == stop.where.line) after[i] = true;
+    }
   }
   return after;
 }

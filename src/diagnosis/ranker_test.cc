@@ -270,6 +270,28 @@ TEST(RankerTest, FatalErrorBeforeAStopStaysTheRoot) {
   EXPECT_FALSE(Rank(f, *rules, false).root);
 }
 
+TEST(RankerTest, AChainedTracebackWhoseLaterExceptionIsTheStopIsTheStopItself) {
+  // vLLM's collective_rpc: the queue's bare "TimeoutError" (line 22) is re-raised as "TimeoutError: RPC
+  // call to execute_model timed out." (line 47), the stop; the chain's first exception is no fatal error
+  // before it.
+  auto rules = TestRules();
+  Findings f;
+  Event chained = Make(EventKind::kPythonTraceback, 22, "TimeoutError", "core");
+  chained.chain = {"TimeoutError", "TimeoutError: RPC call to execute_model timed out."};
+  chained.context.push_back(events::LineInfo{0, 3, "Traceback (most recent call last):"});
+  chained.context.push_back(events::LineInfo{0, 47, "TimeoutError: RPC call to execute_model timed out."});
+  f.events.push_back(chained);
+  f.stops = {Stop(47)};
+  Ranking r = Rank(f, *rules, false);
+  EXPECT_FALSE(r.root) << "the timeout's own chain is the stop";
+  ASSERT_TRUE(r.stop);
+  // An unchained error before the stop still is the root.
+  f.events[0].chain = {"TimeoutError"};
+  r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 22);
+}
+
 TEST(RankerTest, TimestampsOrderEventsAcrossFiles) {
   auto rules = TestRules();
   Findings f;

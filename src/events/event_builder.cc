@@ -67,6 +67,17 @@ bool IsFrameLine(std::string_view msg) {
          Contains(msg, ", in ");
 }
 
+// A bare exception line with no message ("TimeoutError",
+// "torch.cuda.OutOfMemoryError"): a class name, whose last dotted part
+// starts with a capital. A lower-case word alone is the tail of a frame line
+// that a paste wrapped ("... in start_worker_exe" / "cution_loop").
+bool IsBareExceptionName(std::string_view msg) {
+  if (msg.empty() || Contains(msg, " ")) return false;
+  const size_t dot = msg.rfind('.');
+  const char first = msg[dot == std::string_view::npos ? 0 : dot + 1];
+  return first >= 'A' && first <= 'Z';
+}
+
 // A line of Python's `warnings` module: "{file}:{lineno}: {Category}Warning: {message}". Its
 // message may go on over indented lines (autograd anomaly mode's "Traceback of forward call that
 // caused the error:" lists frames), then the warned line's source, indented: none of it is a
@@ -352,7 +363,7 @@ void EventBuilder::Add(const LineView& line) {
     }
     // The first unindented line ends a traceback segment: the exception.
     std::string_view type, text;
-    const bool exception_shape = ParseExceptionLine(msg, &type, &text) || !Contains(msg, " ");
+    const bool exception_shape = ParseExceptionLine(msg, &type, &text) || IsBareExceptionName(TrimRight(msg));
     if (exception_shape) {
       if (ps.pending.exception.empty() && ps.pending.chain.empty()) {
         ps.pending.exception = std::string(type.empty() ? msg : type);
@@ -381,7 +392,8 @@ void EventBuilder::Add(const LineView& line) {
   }
 
   if (ps.state == State::kAfterException) {
-    if (ps.tentative_exception && ps.lines_since_key == 0 && Indented(msg) &&
+    // (A blank line between them is the paste's wrap, as in "... in " / "forward" / "".)
+    if (ps.tentative_exception && ps.lines_since_key <= 1 && Indented(msg) &&
         ps.pending.kind == EventKind::kPythonTraceback) {
       // The traceback goes on under a line with no exception shape: that line
       // was another process's output interleaved (unprefixed ranks).
@@ -395,7 +407,7 @@ void EventBuilder::Add(const LineView& line) {
       UpdateOpen(ps);
       return;
     }
-    ps.tentative_exception = false;
+    if (!msg.empty()) ps.tentative_exception = false;
     if (chain_marker && ps.pending.kind == EventKind::kPythonTraceback) {
       AddContext(ps.pending, line);
       ps.state = State::kInTraceback;

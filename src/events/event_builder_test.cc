@@ -246,6 +246,39 @@ TEST(EventBuilderTest, AStatusLineInterleavedInATracebackDoesNotCloseIt) {
   EXPECT_EQ(h.events[0].exception, "torch.cuda.OutOfMemoryError");
 }
 
+TEST(EventBuilderTest, AFrameLineThatAPasteWrappedDoesNotCloseItsTraceback) {
+  // tests/real/vllm-ray-lws-2node-deepseek-r1-cuda-unspecified-launch-failure: the paste wrapped frame
+  // lines, so a function name's tail ("cution_loop", "forward") stands alone, once with a blank line after
+  // it; a lower-case word is no exception class. A bare class name still closes a traceback.
+  Harness h;
+  h.Feed({
+      "(W pid=570) ERROR 02-21 08:03:30 worker_base.py:581] Traceback (most recent call last):",
+      "(W pid=570) ERROR 02-21 08:03:30 worker_base.py:581]   File \"/py/vllm/worker/worker_base.py\", line 91, "
+      "in start_worker_exe",
+      "cution_loop",
+      "(W pid=570) ERROR 02-21 08:03:30 worker_base.py:581]     output = self.execute_model(execute_model_req=None)",
+      "(W pid=570) ERROR 02-21 08:03:30 worker_base.py:581]   File \"/py/vllm/model_executor/models/deepseek_v2.py\", "
+      "line 677, in ",
+      "forward",
+      "",
+      "(W pid=570) ERROR 02-21 08:03:30 worker_base.py:581]     hidden_states = self.model(input_ids)",
+      "(W pid=570) ERROR 02-21 08:03:30 worker_base.py:581] RuntimeError: CUDA error: unspecified launch failure",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 9);
+  EXPECT_EQ(h.events[0].exception, "RuntimeError");
+  Harness bare;
+  bare.Feed({
+      "Traceback (most recent call last):",
+      "  File \"/py/shm_broadcast.py\", line 427, in acquire_read",
+      "    raise TimeoutError",
+      "TimeoutError",
+  });
+  ASSERT_EQ(bare.events.size(), 1u);
+  EXPECT_EQ(bare.events[0].where.line, 4);
+  EXPECT_EQ(bare.events[0].exception, "TimeoutError");
+}
+
 TEST(EventBuilderTest, AnErrorLineWithAnUnknownTypeStillClosesATraceback) {
   // Ray's "RayTaskError(RuntimeError): ..." has no plain exception shape but is the raised error;
   // the remote traceback printed under it is its own.
