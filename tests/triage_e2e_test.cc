@@ -377,6 +377,33 @@ TEST_F(TriageE2eTest, GenericProgressCountsOnlyWhenItsCounterRises) {
   EXPECT_NE(j["stall_hints"][0].get<std::string>().find("at step 4/10"), std::string::npos) << j["stall_hints"];
 }
 
+TEST_F(TriageE2eTest, EveryGenericShapeOnALineKeepsItsOwnCounter) {
+  // The epoch stays at 1 while the bracketed counter rises: the bracket is the progress (builtin rules).
+  Write("epoch.log", "Epoch 1 [  20/500] loss: 0.02849 lr: 1.0e-03\nEpoch 1 [  40/500] loss: 0.02883 lr: 1.0e-03\n");
+  json j = json::parse(Triage("--json epoch.log").out);
+  EXPECT_EQ(j["verdict"], "stalled");
+  EXPECT_EQ(j["last_phase"], "training");
+  ASSERT_FALSE(j["stall_hints"].empty());
+  EXPECT_NE(j["stall_hints"][0].get<std::string>().find("at step 40/500"), std::string::npos) << j["stall_hints"];
+  // A build's step counter is not training.
+  Write("ninja.log", "[1/3] c++ -c cpu_adam.cpp -o cpu_adam.o\n[2/3] c++ -c cpu_adam_impl.cpp -o cpu_adam_impl.o\n");
+  EXPECT_EQ(json::parse(Triage("--json ninja.log").out)["last_phase"], "process-start");
+}
+
+TEST_F(TriageE2eTest, AMonitoredBarrierTimeoutIsAHangNotACrash) {
+  Write("barrier.log",
+        "[rank0] checkpoint loaded\n"
+        "[rank0]: Traceback (most recent call last):\n"
+        "[rank0]:   File \"/x/train.py\", line 69, in main\n"
+        "[rank0]:     dist.monitored_barrier(timeout=datetime.timedelta(seconds=20))\n"
+        "[rank0]: RuntimeError: [Rank 0]: Rank 1 failed to pass monitoredBarrier in 20000 ms\n");
+  json j = json::parse(Triage("--json barrier.log").out);
+  EXPECT_EQ(j["verdict"], "stalled");
+  EXPECT_TRUE(j["root_cause"].is_null());
+  ASSERT_FALSE(j["stall_hints"].empty());
+  EXPECT_NE(j["stall_hints"][0].get<std::string>().find("monitored_barrier"), std::string::npos) << j["stall_hints"];
+}
+
 TEST_F(TriageE2eTest, CompletionMarkerEndsTrainingUnlessProgressFollowsIt) {
   Write("phases.yaml", kPhaseRules);
   Write("done.log", "job starting\nwork 3/10\nwork 10/10\nall work done\n");
@@ -566,6 +593,54 @@ TEST_F(TriageE2eTest, AStackDumpAfterAWatchdogStopSaysWhereTheProcessWasParked) 
   CommandResult bad = Triage("--json --rules bad.yaml load.log");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("only a phase reads stack frames"), std::string::npos) << bad.err;
+}
+
+TEST_F(TriageE2eTest, AStopsTracebackFramesSayWhereTheStoppedProcessWas) {
+  Write("frames.yaml", R"(rules:
+  - id: t.start
+    kind: phase
+    phase: process-start
+    pattern: 'job starting'
+    samples: {match: ['job starting']}
+  - id: t.ctrl-c
+    kind: stop
+    hang: true
+    pattern: '^KeyboardInterrupt$'
+    reason: Ctrl-C
+    samples: {match: ['KeyboardInterrupt']}
+  - id: t.load-frame
+    kind: phase
+    phase: weight-loading
+    interrupted: true
+    pattern: 'File "[^"]*torch/serialization\.py", line \d+, in load\b'
+    samples: {match: ['  File "/x/torch/serialization.py", line 1530, in load']}
+)");
+  const std::string frames =
+      "job starting\nTraceback (most recent call last):\n  File \"/x/train.py\", line 3, in <module>\n"
+      "  File \"/x/torch/serialization.py\", line 1530, in load\n";
+  Write("stopped.log", frames + "KeyboardInterrupt\n");
+  json j = json::parse(Triage("--json --no-builtin-rules --rules frames.yaml stopped.log").out);
+  EXPECT_EQ(j["verdict"], "stalled");
+  EXPECT_EQ(j["last_phase"], "weight-loading") << "the Ctrl-C traceback's frame names the phase it interrupted";
+  // A long traceback keeps only its head and newest frames as context: a frame between them still counts.
+  std::string deep = frames;
+  for (int i = 0; i < 120; ++i)
+    deep += "  File \"/x/lib.py\", line " + std::to_string(i + 1) + ", in f" + std::to_string(i) + "\n";
+  Write("deep.log", deep + "KeyboardInterrupt\n");
+  json d = json::parse(Triage("--json --no-builtin-rules --rules frames.yaml deep.log").out);
+  EXPECT_EQ(d["last_phase"], "weight-loading");
+  // The same frames under a crash are where the error was raised: they say nothing of the phase.
+  Write("crash.log", frames + "RuntimeError: boom\n");
+  json c = json::parse(Triage("--json --no-builtin-rules --rules frames.yaml crash.log").out);
+  EXPECT_EQ(c["verdict"], "failure");
+  EXPECT_EQ(c["last_phase"], "process-start");
+  // Only a phase marker reads a stop's traceback.
+  Write("bad.yaml",
+        "rules:\n  - id: t.bad\n    kind: phase\n    phase: training\n    progress: true\n    interrupted: true\n"
+        "    pattern: 'step (?P<step>\\d+)'\n    samples: {match: ['step 1']}\n");
+  CommandResult bad = Triage("--json --rules bad.yaml stopped.log");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("reads interrupted frames"), std::string::npos) << bad.err;
 }
 
 TEST_F(TriageE2eTest, UnknownErrorIsStillFoundByStructure) {

@@ -34,7 +34,8 @@ struct PhaseHit {
   events::ProcessId process;
   parse::Timestamp time;
   bool completes = false;
-  bool generic = false;  // from a generic progress rule (progress: true)
+  bool generic = false;      // from a generic progress rule (progress: true)
+  bool interrupted = false;  // from a rule that reads a stop's traceback frames (interrupted: true)
   // The latest mark of the same (process, phase): a server that answered a
   // request after an error was still serving.
   events::LineInfo last;

@@ -192,15 +192,15 @@ class Scanner {
       }
     }
     // A generic progress shape (N/M, step N) counts only where no framework's
-    // own marker spoke for the line (a weight-loading bar is not training):
-    // the first generic rule that matches, confirmed only then (a step line
-    // of a known framework skips the capture of its counter).
+    // own marker spoke for the line (a weight-loading bar is not training),
+    // confirmed only then (a step line of a known framework skips the capture
+    // of its counter). Every shape on the line keeps its own counter: in
+    // "Epoch 1 [ 240/500] loss" the epoch stays while the bracket rises.
     if (!specific_phase) {
       for (unsigned id : generic_rules_) {
         rules::Captures caps;
         if (!Confirm(id, text, &caps)) continue;
         GenericProgress(id, caps, p, line_no);
-        break;
       }
     }
     if (structure == 0 && matches_.empty() && !builder_.NeedsEveryLine()) return;
@@ -283,7 +283,7 @@ class Scanner {
     for (size_t i = 0; i < findings_->phases.size(); ++i) {
       const PhaseHit& ph = findings_->phases[i];
       if (ph.phase == rule.phase && ph.process.key == process && ph.completes == rule.completes &&
-          ph.generic == rule.progress) {
+          ph.generic == rule.progress && ph.interrupted == rule.interrupted) {
         return i;
       }
     }
@@ -498,7 +498,7 @@ class Scanner {
       for (size_t i = 0; i < findings_->phases.size(); ++i) {
         const PhaseHit& ph = findings_->phases[i];
         if (ph.phase == rule.phase && ph.process.key == p.process && ph.completes == rule.completes &&
-            ph.generic == rule.progress) {
+            ph.generic == rule.progress && ph.interrupted == rule.interrupted) {
           index = i;
           break;
         }
@@ -525,6 +525,7 @@ class Scanner {
       hit.time = p.time;
       hit.completes = rule.completes;
       hit.generic = rule.progress;
+      hit.interrupted = rule.interrupted;
       findings_->phases.push_back(std::move(hit));
     }
     if (!slot) slot = NewPhaseSlot(id, p.process);
@@ -845,8 +846,7 @@ class RunBuilder {
 // A line's step rules (StepRules: training marks and progress counters, the
 // rules RuleSet::GateLiterals may gate) are confirmed by RE2 on the scan
 // thread, gated or not: only those that match are hits, in rule order (the
-// order of the rule files: the first generic counter on a line is the one
-// that counts, Scanner::Line), after the line's other hits (in order of end,
+// order of the rule files), after the line's other hits (in order of end,
 // as Hyperscan reports them). Gated, a hit is on a literal, whose end says
 // nothing of where the rule matches, and an unconfirmed one would make a
 // line interesting that the full scan may not hit. Resolved this way, a
@@ -874,24 +874,21 @@ class StepResolver {
       }
     }
     std::sort(rules_.begin(), rules_.end());
-    // Scanner::Line counts the first generic counter that matches, and only
-    // when no other phase rule speaks for the line: the generic rules after
-    // it are no hits, and its captures are kept (no second match in the
-    // walk) when the line holds no other phase rule.
+    // Scanner::Line counts every generic counter that matches ("Epoch 1
+    // [ 240/500] loss": the epoch stays, the bracket rises), and only when no
+    // other phase rule speaks for the line: their captures are kept (no
+    // second match in the walk) when the line holds no other phase rule.
     bool phases = false;
     for (const rules::PatternHit& h : merged_) {
       phases |= h.id < rules::kStructuralBase && rules.rules()[h.id].kind == RuleKind::kPhase;
     }
     for (unsigned id : rules_) phases |= !rules.rules()[id].progress;
-    bool counted = false;
     for (unsigned id : rules_) {
       const bool generic = rules.rules()[id].progress;
-      if (generic && counted) continue;
       const bool keep = (id < which.always.size() && which.always[id]) || (generic && !phases);
       rules::Captures caps;
       if (!rules.Confirm(id, line, keep ? &caps : nullptr)) continue;
       merged_.push_back({id, line_end});
-      counted |= generic;
       if (keep) taken_.emplace_back(id, std::move(caps));
     }
     return merged_;

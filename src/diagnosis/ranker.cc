@@ -313,6 +313,7 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   std::vector<bool> recovered(ev.size(), false);
   for (size_t i = 0; i < ev.size(); ++i) {
     for (const auto& ph : f.phases) {
+      if (ph.interrupted) continue;  // a stop's traceback: where the process was, not progress after an error
       int idx = rules::PhaseIndex(ph.phase);
       // The latest mark counts: a server that answered requests after an
       // error (a request's 404 or 400, logged with a traceback) kept serving.

@@ -142,6 +142,27 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
       for (const auto& c : e.context) interrupted.emplace(c.file, c.line);
     }
   }
+  // The span of each traceback the stop set off: a long one keeps only some of its frames as context, and a
+  // frame between them is as much where the stopped process was.
+  std::vector<std::pair<events::LineInfo, events::LineInfo>> spans;
+  if (!ranking.root && ranking.stop) {
+    for (const auto& e : f.events) {
+      if (e.context.empty()) continue;
+      events::LineInfo lo = e.context.front(), hi = e.context.front();
+      for (const auto& c : e.context) {
+        if (c.file != lo.file) continue;
+        if (c.line < lo.line) lo = c;
+        if (c.line > hi.line) hi = c;
+      }
+      if (e.where.file == lo.file && e.where.line > hi.line) hi = e.where;
+      spans.emplace_back(lo, hi);
+    }
+  }
+  auto in_span = [&](const events::LineInfo& w) {
+    return std::any_of(spans.begin(), spans.end(), [&](const auto& sp) {
+      return w.file == sp.first.file && w.line >= sp.first.line && w.line <= sp.second.line;
+    });
+  };
   for (const PhaseHit* ph : hits) {
     report::PhaseMark mark;
     mark.phase = ph->phase;
@@ -152,10 +173,15 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
     // A stack dump's frame counts after a stop too: the dump (a watchdog's, a signal's) says where the
     // stopped process was parked.
     const bool dumped = !ranking.root && ranking.stop && rules.rules()[ph->rule].stack;
-    if (!cut.Before(ph->where, ph->time, multi_file) && !interrupted.count({ph->where.file, ph->where.line}) &&
-        !dumped) {
+    const bool in_interrupted = interrupted.count({ph->where.file, ph->where.line}) > 0;
+    // A traceback frame says where the process was only when a stop raised that traceback.
+    if (ph->interrupted && !in_interrupted && !in_span(ph->where)) continue;
+    if (ph->interrupted) {
+      best = std::max(best, rules::PhaseIndex(ph->phase));
+      trained = trained || ph->phase == "training";
       continue;
     }
+    if (!cut.Before(ph->where, ph->time, multi_file) && !in_interrupted && !dumped) continue;
     if (ph->generic) {
       generic_training = true;  // counted below, unless a server was serving
       continue;

@@ -83,6 +83,11 @@ struct Rule {
   // was parked when dumped, so it counts even when the dump follows the stop that printed it (a
   // watchdog's timeout, a signal's dump handler).
   bool stack = false;
+  // phase: the line is a frame of the traceback that a stop raised (Ctrl-C's KeyboardInterrupt, a
+  // collective timeout's RuntimeError): it says where the stopped process was, so it counts only as
+  // part of that stop's interrupted stack - never as progress before a root cause or a stop (a
+  // traceback's frames follow its error).
+  bool interrupted = false;
   std::string replacement;  // redact: what the secret becomes
   std::vector<std::string> match_samples;
   std::vector<std::string> no_match_samples;

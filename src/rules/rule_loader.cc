@@ -99,7 +99,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
       "id",     "kind",     "pattern", "framework", "versions", "category",    "title",   "explanation", "fix",
       "reason", "summary",  "phase",   "completes", "progress", "replacement", "samples", "generic",     "frames",
       "fatal",  "explains", "hang",    "batch",     "dead",     "final",       "stack",   "exit",
-      "ends_at_total"};
+      "ends_at_total", "interrupted"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -173,6 +173,12 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   rule.stack = node["stack"] && node["stack"].as<bool>();
   if (rule.stack && rule.kind != RuleKind::kPhase) {
     return Status::InvalidArgument(fmt::format("{}: rule {}: only a phase reads stack frames", where, rule.id));
+  }
+  rule.interrupted = node["interrupted"] && node["interrupted"].as<bool>();
+  if (rule.interrupted && (rule.kind != RuleKind::kPhase || rule.completes || rule.progress || rule.stack)) {
+    return Status::InvalidArgument(
+        fmt::format("{}: rule {}: only a phase marker (not completes, progress or stack) reads interrupted frames",
+                    where, rule.id));
   }
   rule.replacement = Scalar(node, "replacement");
   switch (rule.kind) {
