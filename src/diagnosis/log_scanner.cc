@@ -316,7 +316,7 @@ class Scanner {
       if (rule.kind != RuleKind::kPhase) return false;
       // Progress and completion marks are kept per line (the last step, the
       // counter of a generic progress rule), not only the first.
-      if (rule.progress || rule.completes || rule.phase == "training") return false;
+      if (rule.progress || rule.completes || IsTrainingMark(rule)) return false;
       if (id == reached_rule_ && process == reached_process_) {
         hit = reached_hit_;
         continue;
@@ -467,7 +467,7 @@ class Scanner {
         break;
       }
     }
-    if (rule.completes || rule.phase == "training") {
+    if (rule.completes || IsTrainingMark(rule)) {
       ProgressMark* mark_ptr = slot ? slot->mark : nullptr;
       if (!mark_ptr) {
         auto& marks = rule.completes  ? findings_->last_completion
@@ -636,7 +636,7 @@ std::vector<bool> AlwaysConfirmed(const rules::RuleSet& rules) {
         out[i] = true;
         break;
       case RuleKind::kPhase:
-        out[i] = !r.progress && (r.completes || r.phase == "training");
+        out[i] = !r.progress && (r.completes || IsTrainingMark(r));
         break;
       default:
         break;
@@ -654,7 +654,7 @@ std::vector<bool> ParsedOnScanThread(const rules::RuleSet& rules) {
   for (size_t i = 0; i < out.size(); ++i) {
     const rules::Rule& r = rules.rules()[i];
     if (r.kind == RuleKind::kBenign || r.kind == RuleKind::kRedact) out[i] = false;
-    if (r.kind == RuleKind::kPhase && !r.progress && !r.completes && r.phase != "training") out[i] = false;
+    if (r.kind == RuleKind::kPhase && !r.progress && !r.completes && !IsTrainingMark(r)) out[i] = false;
   }
   return out;
 }
@@ -673,7 +673,7 @@ std::vector<RunClass> RunClasses(const rules::RuleSet& rules) {
     const rules::Rule& r = rules.rules()[i];
     if (r.kind == RuleKind::kBenign || r.kind == RuleKind::kRedact) out[i] = RunClass::kPlain;
     if (r.kind == RuleKind::kPhase && r.progress) out[i] = RunClass::kGeneric;
-    if (r.kind == RuleKind::kPhase && !r.progress && !r.completes && r.phase == "training") out[i] = RunClass::kStep;
+    if (r.kind == RuleKind::kPhase && !r.progress && !r.completes && IsTrainingMark(r)) out[i] = RunClass::kStep;
   }
   return out;
 }

@@ -94,6 +94,10 @@ struct Rule {
   std::string source;  // "rules/vllm.yaml:12"
 };
 
+// A training mark: its line is the job's latest progress (kept per line, gated by literals). A stop's
+// traceback frame (interrupted) only says where the process was.
+inline bool IsTrainingMark(const Rule& rule) { return rule.phase == "training" && !rule.interrupted; }
+
 }  // namespace faultline::rules
 
 #endif  // FAULTLINE_RULES_RULE_H_

@@ -11,7 +11,7 @@
 namespace faultline::rules {
 
 bool RuleSet::MarksSteps(const Rule& rule) {
-  return rule.kind == RuleKind::kPhase && (rule.progress || (rule.phase == "training" && !rule.completes));
+  return rule.kind == RuleKind::kPhase && (rule.progress || (IsTrainingMark(rule) && !rule.completes));
 }
 
 std::vector<std::string> RuleSet::GateLiterals(const Rule& rule) {
