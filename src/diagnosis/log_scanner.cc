@@ -194,13 +194,14 @@ class Scanner {
     // A generic progress shape (N/M, step N) counts only where no framework's
     // own marker spoke for the line (a weight-loading bar is not training),
     // confirmed only then (a step line of a known framework skips the capture
-    // of its counter). Every shape on the line keeps its own counter: in
-    // "Epoch 1 [ 240/500] loss" the epoch stays while the bracket rises.
+    // of its counter). The first shape in rule order counts: the rule files
+    // put the shapes that rise within an epoch before the epoch counter.
     if (!specific_phase) {
       for (unsigned id : generic_rules_) {
         rules::Captures caps;
         if (!Confirm(id, text, &caps)) continue;
         GenericProgress(id, caps, p, line_no);
+        break;
       }
     }
     if (structure == 0 && matches_.empty() && !builder_.NeedsEveryLine()) return;
@@ -874,21 +875,25 @@ class StepResolver {
       }
     }
     std::sort(rules_.begin(), rules_.end());
-    // Scanner::Line counts every generic counter that matches ("Epoch 1
-    // [ 240/500] loss": the epoch stays, the bracket rises), and only when no
-    // other phase rule speaks for the line: their captures are kept (no
-    // second match in the walk) when the line holds no other phase rule.
+    // Scanner::Line counts the first generic counter that matches (in rule
+    // order: the bracketed "[ 240/500] ... loss" before "Epoch 1", which does
+    // not rise within an epoch), and only when no other phase rule speaks for
+    // the line: the generic rules after it are no hits, and its captures are
+    // kept (no second match in the walk) when the line holds no other phase rule.
     bool phases = false;
     for (const rules::PatternHit& h : merged_) {
       phases |= h.id < rules::kStructuralBase && rules.rules()[h.id].kind == RuleKind::kPhase;
     }
     for (unsigned id : rules_) phases |= !rules.rules()[id].progress;
+    bool counted = false;
     for (unsigned id : rules_) {
       const bool generic = rules.rules()[id].progress;
+      if (generic && counted) continue;
       const bool keep = (id < which.always.size() && which.always[id]) || (generic && !phases);
       rules::Captures caps;
       if (!rules.Confirm(id, line, keep ? &caps : nullptr)) continue;
       merged_.push_back({id, line_end});
+      counted |= generic;
       if (keep) taken_.emplace_back(id, std::move(caps));
     }
     return merged_;
