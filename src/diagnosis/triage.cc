@@ -164,18 +164,19 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
     });
   };
   for (const PhaseHit* ph : hits) {
+    // A stack dump's frame counts after a stop too: the dump (a watchdog's, a signal's) says where the
+    // stopped process was parked.
+    const bool dumped = !ranking.root && ranking.stop && rules.rules()[ph->rule].stack;
+    const bool in_interrupted = interrupted.count({ph->where.file, ph->where.line}) > 0;
+    // A traceback frame says where the process was only when a stop raised that traceback; under a crash
+    // it is no phase mark at all (nor listed as one).
+    if (ph->interrupted && !in_interrupted && !in_span(ph->where)) continue;
     report::PhaseMark mark;
     mark.phase = ph->phase;
     mark.where = rb.Ref(ph->where);
     mark.process = rb.Proc(ph->process);
     mark.rule = rules.rules()[ph->rule].id;
     out->phases.push_back(std::move(mark));
-    // A stack dump's frame counts after a stop too: the dump (a watchdog's, a signal's) says where the
-    // stopped process was parked.
-    const bool dumped = !ranking.root && ranking.stop && rules.rules()[ph->rule].stack;
-    const bool in_interrupted = interrupted.count({ph->where.file, ph->where.line}) > 0;
-    // A traceback frame says where the process was only when a stop raised that traceback.
-    if (ph->interrupted && !in_interrupted && !in_span(ph->where)) continue;
     if (ph->interrupted) {
       best = std::max(best, rules::PhaseIndex(ph->phase));
       trained = trained || ph->phase == "training";
