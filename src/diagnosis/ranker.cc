@@ -217,22 +217,24 @@ std::optional<size_t> ExplainedBy(size_t root, const std::vector<size_t>& order,
   std::optional<size_t> best, after;
   const auto root_sig = FirstRuleOfKind(g, rules, RuleKind::kSignature);
   std::map<size_t, std::unique_ptr<RE2>> compiled;  // per rule: many events may carry the same one
+  // The first line after the root that holds another event of its file (0: none), found once rather than
+  // once per later event.
+  int64_t first_after = 0;
+  for (size_t k = 0; k < ev.size(); ++k) {
+    const Event& b = ev[k];
+    if (k != root && b.where.file == g.where.file && b.where.line > g.where.line &&
+        (first_after == 0 || b.where.line < first_after)) {
+      first_after = b.where.line;
+    }
+  }
   for (size_t j : order) {
     const Event& e = ev[j];
     if (j == root || e.where.file != g.where.file || recovered[j] || e.cut_off) continue;
     const bool later = e.where.line > g.where.line;
     // Later: within a few lines, or further on with no other error of the file between them (a
     // scheduler's report, appended after the job's output, names the reason the job was killed).
-    auto nothing_between = [&] {
-      for (size_t k = 0; k < ev.size(); ++k) {
-        const Event& b = ev[k];
-        if (k != root && k != j && b.where.file == g.where.file && b.where.line > g.where.line &&
-            b.where.line < e.where.line) {
-          return false;
-        }
-      }
-      return true;
-    };
+    // No other error of the file lies between them when nothing of the file comes after the root before it.
+    auto nothing_between = [&] { return first_after <= 0 || e.where.line <= first_after; };
     if (later ? after || (e.where.line > g.where.line + kAfterWindow && !nothing_between())
               : e.where.line == g.where.line || e.where.line < g.where.line - kWindow || events::IsStrong(e.kind)) {
       continue;
