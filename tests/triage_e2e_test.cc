@@ -60,9 +60,23 @@ TEST_F(TriageE2eTest, TextReportShowsWhereWhyFixAndPhase) {
   EXPECT_NE(r.out.find("vllm.log:41, process Worker pid=7506"), std::string::npos);
   EXPECT_NE(r.out.find("fix"), std::string::npos);
   EXPECT_NE(r.out.find("never: weight-loading"), std::string::npos);
+  EXPECT_NE(r.out.find("later error(s) are consequences"), std::string::npos);
   EXPECT_EQ(r.out.find("\x1b["), std::string::npos) << "NO_COLOR must disable colour";
   CommandResult colored = RunShell(kBin + " triage --color always " + ShellQuote(kSeed));
   EXPECT_NE(colored.out.find("\x1b["), std::string::npos);
+}
+
+// torchrun's failure summary prints "train_mem.py FAILED" above the
+// "Root Cause" block it introduces: the cascade is not all "later".
+TEST_F(TriageE2eTest, TextReportDoesNotCallConsequencesLoggedFirstLater) {
+  const std::string log =
+      std::string(FAULTLINE_SOURCE_DIR) + "/tests/real/torchrun-vila-summary-only-sigkill/torchrun-tail.log";
+  CommandResult r = RunShell("NO_COLOR=1 " + kBin + " triage " + ShellQuote(log));
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("other error(s) are consequences"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("later error(s)"), std::string::npos) << r.out;
+  CommandResult gh = RunShell(kBin + " triage --format github " + ShellQuote(log));
+  EXPECT_NE(gh.out.find("other error(s) are consequences of this one"), std::string::npos) << gh.out;
 }
 
 // CI (issue 14, point 5): the root cause as a GitHub Actions annotation on

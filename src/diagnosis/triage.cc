@@ -413,6 +413,13 @@ Result<report::TriageReport> Triage(const TriageOptions& options) {
   FillRootCause(findings, ranking, rules, rb, &out);
   FillPhases(findings, ranking, rules, multi_file, rb, &out);
   out.cascade_total = static_cast<int64_t>(ranking.cascade.size());
+  if (ranking.root) {
+    const events::LineInfo& root = findings.events[*ranking.root].where;
+    for (const auto& d : ranking.cascade) {
+      const events::LineInfo& w = findings.events[d.event].where;
+      if (w.file == root.file && w.line < root.line) ++out.cascade_before_root;
+    }
+  }
   for (const auto& d : ranking.cascade) {
     if (out.cascade.size() >= options.max_cascade) break;
     const events::Event& e = findings.events[d.event];

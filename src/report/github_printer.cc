@@ -60,7 +60,7 @@ void PrintGithub(const TriageReport& r, std::ostream& out) {
     if (!rc.explanation.empty()) message += "\nwhy: " + rc.explanation;
     if (!rc.fix.empty()) message += "\nfix: " + rc.fix;
     if (r.cascade_total > 0)
-      message += fmt::format("\n{} later error(s) are consequences of this one", r.cascade_total);
+      message += fmt::format("\n{} {} are consequences of this one", r.cascade_total, CascadeNoun(r));
     out << "::error " << Location(rc.where) << "title=" << EscapeProperty(title) << "::" << EscapeData(message) << "\n";
     return;
   }

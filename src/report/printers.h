@@ -28,6 +28,10 @@ std::string DumpJson(const nlohmann::json& j, int indent = 2);
 // a failed CI job shows the diagnosis on the log line.
 void PrintGithub(const TriageReport& report, std::ostream& out);
 
+// How both printers name the cascade: "later error(s)", or "other error(s)"
+// when some of them were logged before the root cause.
+std::string CascadeNoun(const TriageReport& report);
+
 // Whether to colour: --color=always|never|auto; for auto, NO_COLOR (set and
 // non-empty) never, FORCE_COLOR or CLICOLOR_FORCE (set, not "0") always,
 // else isatty(fd) and TERM is not dumb.

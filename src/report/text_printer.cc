@@ -132,6 +132,10 @@ class LineListing {
 
 }  // namespace
 
+std::string CascadeNoun(const TriageReport& r) {
+  return r.cascade_before_root > 0 ? "other error(s)" : "later error(s)";
+}
+
 void PrintText(const TriageReport& r, const TextOptions& opt, std::ostream& out) {
   Styler st(opt.color);
   constexpr size_t kIndent = 12;
@@ -161,7 +165,7 @@ void PrintText(const TriageReport& r, const TextOptions& opt, std::ostream& out)
         }
         firsts += (i ? "; " : "") + m;
       }
-      row("cascade", fmt::format("{} later error(s) are consequences ({}{})", r.cascade_total, firsts,
+      row("cascade", fmt::format("{} {} are consequences ({}{})", r.cascade_total, CascadeNoun(r), firsts,
                                  r.cascade_total > 2 ? "; ..." : ""));
     }
     row("rule", rc.rule ? *rc.rule + (rc.category.empty() ? "" : " (" + rc.category + ")")

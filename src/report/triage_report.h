@@ -100,6 +100,10 @@ struct TriageReport {
   std::optional<RootCause> root_cause;
   std::vector<CascadeItem> cascade;
   int64_t cascade_total = 0;  // cascade may be capped; this is the full count
+  // Of cascade_total, those logged before the root cause in its own file (a
+  // consequence can print first: a peer's watchdog, a launcher's summary).
+  // Read by the text printers; not part of the JSON contract.
+  int64_t cascade_before_root = 0;
   std::optional<std::string> last_phase;
   std::vector<std::string> phases_never_reached;  // standard phases after last_phase
   std::vector<PhaseMark> phases;
