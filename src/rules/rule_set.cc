@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace faultline::rules {
@@ -121,6 +122,8 @@ Result<std::unique_ptr<RuleSet>> RuleSet::Build(std::vector<Rule> rules,
     }
     set->redact_rules_.push_back(i);
   }
+  set->digit_blind_.resize(rules.size());
+  for (size_t i = 0; i < rules.size(); ++i) set->digit_blind_[i] = DigitBlindPattern(rules[i].pattern);
   auto patterns = PatternList(rules, structural, gate);
   std::unique_ptr<PatternMatcher> matcher;
   if (precompiled && precompiled->fingerprint == PatternMatcher::Fingerprint(patterns)) {
@@ -159,7 +162,208 @@ const RE2& RuleSet::ThreadCompiled(size_t index) const {
   return *copy;
 }
 
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// A character class from just after its '[' (RE2 syntax): *i is left after
+// its ']'. False when a digit stands in it other than as the range 0-9 (a
+// range whose ends are not digits holds all of them or none: they are
+// contiguous), or an escape could name one.
+bool DigitBlindClass(std::string_view p, size_t* i) {
+  size_t k = *i;
+  if (k < p.size() && p[k] == '^') ++k;
+  bool first = true;
+  // One end of a range: false when it is an escape that could name a digit;
+  // *digit says whether it is one.
+  auto end_at = [&](size_t* at, bool* digit, bool* set) {
+    *digit = false;
+    *set = false;
+    if (p[*at] == '\\') {
+      if (*at + 1 >= p.size()) return false;
+      char e = p[*at + 1];
+      if (IsDigit(e) || e == 'x' || e == 'p' || e == 'P' || e == 'Q' || e == 'C') return false;
+      *set = e == 'd' || e == 'D' || e == 'w' || e == 'W' || e == 's' || e == 'S';
+      *at += 2;
+      return true;
+    }
+    *digit = IsDigit(p[*at]);
+    *at += 1;
+    return true;
+  };
+  while (k < p.size()) {
+    if (p[k] == ']' && !first) {
+      *i = k + 1;
+      return true;
+    }
+    first = false;
+    if (p.compare(k, 2, "[:") == 0) {  // [:alnum:] and the others hold every digit or none
+      size_t close = p.find(":]", k + 2);
+      if (close == std::string_view::npos) return false;
+      k = close + 2;
+      continue;
+    }
+    const char lo_char = p[k];
+    bool lo_digit, lo_set;
+    if (!end_at(&k, &lo_digit, &lo_set)) return false;
+    if (!lo_set && k + 1 < p.size() && p[k] == '-' && p[k + 1] != ']') {
+      ++k;
+      const char hi_char = p[k];
+      bool hi_digit, hi_set;
+      if (!end_at(&k, &hi_digit, &hi_set) || hi_set) return false;
+      if ((lo_digit || hi_digit) && !(lo_char == '0' && hi_char == '9')) return false;
+      continue;
+    }
+    if (lo_digit) return false;
+  }
+  return false;  // unclosed
+}
+
+}  // namespace
+
+bool RuleSet::DigitBlindPattern(std::string_view p) {
+  size_t i = 0;
+  while (i < p.size()) {
+    const char c = p[i];
+    if (c == '\\') {
+      if (i + 1 >= p.size()) return false;
+      char e = p[i + 1];
+      if (IsDigit(e) || e == 'x' || e == 'p' || e == 'P' || e == 'Q' || e == 'C') return false;
+      i += 2;
+    } else if (c == '[') {
+      ++i;
+      if (!DigitBlindClass(p, &i)) return false;
+    } else if (c == '(' && (p.compare(i, 4, "(?P<") == 0 || p.compare(i, 3, "(?<") == 0)) {
+      size_t close = p.find('>', i);  // a group's name may hold digits
+      if (close == std::string_view::npos) return false;
+      i = close + 1;
+    } else if (c == '{') {
+      // A repetition {n}, {n,} or {n,m}; any other brace is a literal one.
+      size_t k = i + 1;
+      while (k < p.size() && IsDigit(p[k])) ++k;
+      bool counted = k > i + 1;
+      if (counted && k < p.size() && p[k] == ',') {
+        ++k;
+        while (k < p.size() && IsDigit(p[k])) ++k;
+      }
+      i = counted && k < p.size() && p[k] == '}' ? k + 1 : i + 1;
+    } else if (IsDigit(c)) {
+      return false;
+    } else {
+      ++i;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// The per-thread answers of digit-blind rules by line shape (RuleSet::Confirm).
+struct ShapeCache {
+  static constexpr size_t kSlots = 256;
+  static constexpr size_t kMaxLine = 1024;  // longer lines are matched as they come
+  struct Slot {
+    uint64_t serial = 0;  // of the rule set; 0: empty
+    size_t index = 0;
+    uint64_t hash = 0;
+    bool matched = false;
+    bool has_spans = false;  // the groups' places are known
+    std::string shape;
+    struct Span {
+      std::string name;
+      size_t offset, size;
+    };
+    std::vector<Span> spans;  // the named groups that took part, in the order Confirm gives them
+  };
+  std::vector<Slot> slots = std::vector<Slot>(kSlots);
+  std::string shape;  // the current line's
+};
+
+// Writes line with every ASCII digit made '0' to *out; returns its hash.
+uint64_t DigitShape(std::string_view line, std::string* out) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  out->resize(line.size());
+  char* o = out->data();
+  const char* p = line.data();
+  const size_t n = line.size();
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+  auto mix = [&h](uint64_t w) {
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+  };
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    const uint64_t low7 = w & ~kHigh;
+    const uint64_t ge0 = low7 + (0x80 - '0') * kOnes;  // high bit: low 7 bits >= '0' (no carry out of a byte)
+    const uint64_t ge10 = low7 + (0x80 - '9' - 1) * kOnes;
+    const uint64_t digits = ge0 & ~ge10 & ~w & kHigh;  // ASCII bytes '0'..'9'
+    w &= ~((digits >> 7) * 0x0F);                     // '0' + d -> '0'
+    std::memcpy(o + i, &w, 8);
+    mix(w);
+  }
+  uint64_t tail = 0;
+  for (size_t k = 0; i < n; ++i, ++k) {
+    char c = IsDigit(p[i]) ? '0' : p[i];
+    o[i] = c;
+    tail |= static_cast<uint64_t>(static_cast<unsigned char>(c)) << (8 * k);
+  }
+  mix(tail);
+  return h;
+}
+
+}  // namespace
+
 bool RuleSet::Confirm(size_t index, std::string_view line, Captures* captures) const {
+  if (!DigitBlind(index) || line.size() > ShapeCache::kMaxLine) return Match(index, line, captures);
+  thread_local ShapeCache cache;
+  const uint64_t hash = DigitShape(line, &cache.shape);
+  uint64_t key = hash ^ (static_cast<uint64_t>(index) * 0xff51afd7ed558ccdull);
+  key ^= key >> 29;
+  ShapeCache::Slot& slot = cache.slots[(key * 0x94d049bb133111ebull) >> 56];
+  const bool same = slot.serial == serial_ && slot.index == index && slot.hash == hash && slot.shape == cache.shape;
+  if (same && (!slot.matched || !captures || slot.has_spans)) {
+    if (slot.matched && captures) {
+      for (const auto& span : slot.spans) captures->emplace_back(span.name, std::string(line.substr(span.offset, span.size)));
+    }
+    return slot.matched;
+  }
+  slot.serial = serial_;
+  slot.index = index;
+  slot.hash = hash;
+  slot.shape = cache.shape;
+  slot.spans.clear();
+  slot.matched = false;
+  slot.has_spans = true;
+  const RE2& re = ThreadCompiled(index);
+  if (!re.ok()) return false;  // a pattern the loader did not check
+  const int groups = re.NumberOfCapturingGroups();
+  if (groups == 0 || !captures) {
+    slot.has_spans = groups == 0;
+    slot.matched = RE2::PartialMatch(line, re);
+    return slot.matched;
+  }
+  re2::StringPiece small[8];
+  std::vector<re2::StringPiece> large;
+  re2::StringPiece* sub = small;
+  if (groups + 1 > 8) {
+    large.resize(groups + 1);
+    sub = large.data();
+  }
+  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, sub, groups + 1)) {
+    return false;
+  }
+  slot.matched = true;
+  for (const auto& [name, idx] : re.NamedCapturingGroups()) {
+    if (sub[idx].data() == nullptr) continue;
+    captures->emplace_back(name, std::string(sub[idx]));
+    slot.spans.push_back({name, static_cast<size_t>(sub[idx].data() - line.data()), sub[idx].size()});
+  }
+  return true;
+}
+
+bool RuleSet::Match(size_t index, std::string_view line, Captures* captures) const {
   const RE2& re = ThreadCompiled(index);
   if (!re.ok()) return false;  // a pattern the loader did not check
   int groups = re.NumberOfCapturingGroups();

@@ -69,18 +69,31 @@ class RuleSet {
 
   // Runs rule `index`'s RE2 on line; on a match fills *captures (named groups).
   // Thread-safe; each calling thread matches with its own copy of the RE2.
+  // A digit-blind rule's answer is kept per thread for the line's shape (its
+  // text with every digit read as '0'), and a line of a shape seen recently
+  // takes it from there: a step log's lines differ in their digits only.
   bool Confirm(size_t index, std::string_view line, Captures* captures) const;
+
+  // True when rule `index`'s pattern treats every ASCII digit alike (no
+  // digit of its own outside a repetition count or a [0-9] range, no escape
+  // that could name one): whether and where it matches, its groups
+  // included, is then the same for every text that differs only in which
+  // digits stand where. Conservative: false when unsure.
+  bool DigitBlind(size_t index) const { return index < digit_blind_.size() && digit_blind_[index]; }
+  static bool DigitBlindPattern(std::string_view pattern);
 
   // Masks every secret that a redact rule matches.
   std::string Redact(std::string_view text) const;
 
  private:
   const RE2& ThreadCompiled(size_t index) const;  // this thread's copy of compiled_[index]
+  bool Match(size_t index, std::string_view line, Captures* captures) const;  // RE2, uncached
 
   uint64_t serial_ = 0;  // unique per Build() in the process
   std::vector<Rule> rules_;
   std::vector<std::unique_ptr<RE2>> compiled_;  // redact rules only (others: ThreadCompiled)
   std::vector<size_t> redact_rules_;
+  std::vector<bool> digit_blind_;  // DigitBlind()
   std::unique_ptr<PatternMatcher> matcher_;
 };
 

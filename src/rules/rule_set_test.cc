@@ -191,5 +191,70 @@ TEST(PatternMatcherTest, NamedGroupsAreRewrittenForHyperscan) {
   EXPECT_EQ(ToHyperscanPattern("a (?P<x>\\d+) \\(b\\)"), "a (\\d+) \\(b\\)");
 }
 
+// A pattern is digit-blind when no digit of its own (outside a repetition
+// count, a [0-9] range or a group's name) can tell one digit from another.
+TEST(RuleSetTest, DigitBlindPatterns) {
+  EXPECT_TRUE(RuleSet::DigitBlindPattern(R"(step (?P<step>\d+)(?:/(?P<total>\d+))?)"));
+  EXPECT_TRUE(RuleSet::DigitBlindPattern(R"(\bstep:(?P<step2>\d+) - \w)"));
+  EXPECT_TRUE(RuleSet::DigitBlindPattern(R"([0-9]{2,3}x[^0-9]+[ -~]y[[:digit:]]z\d{4}a{1,})"));
+  EXPECT_TRUE(RuleSet::DigitBlindPattern(R"(\{'loss': [\d.e+-]+)"));
+  EXPECT_TRUE(RuleSet::DigitBlindPattern(R"([\]a-z]\.)"));
+  EXPECT_FALSE(RuleSet::DigitBlindPattern(R"(SeqNum=[1-9]\d+)"));
+  EXPECT_FALSE(RuleSet::DigitBlindPattern("exitcode: -9"));
+  EXPECT_FALSE(RuleSet::DigitBlindPattern("[0-5]"));
+  EXPECT_FALSE(RuleSet::DigitBlindPattern("[+-0]"));
+  EXPECT_FALSE(RuleSet::DigitBlindPattern(R"(\x31)"));
+  EXPECT_FALSE(RuleSet::DigitBlindPattern(R"(\Q1\E)"));
+  EXPECT_FALSE(RuleSet::DigitBlindPattern(R"(\p{Nd})"));
+  EXPECT_FALSE(RuleSet::DigitBlindPattern("a{x1}"));  // a literal brace: its 1 is a literal digit
+  EXPECT_FALSE(RuleSet::DigitBlindPattern("[0-9"));   // unclosed
+}
+
+// The shape cache gives what RE2 gives: the match, and groups at their
+// places in the line asked about; a rule that tells digits apart is matched
+// on every line.
+TEST(RuleSetTest, ConfirmByLineShapeMatchesRe2) {
+  auto rules = ParseRuleFile(R"(
+rules:
+  - id: t.step
+    kind: phase
+    phase: training
+    progress: true
+    pattern: 'step (?P<step>\d+)/(?P<total>\d+)(?: (?P<extra>x+))?'
+    samples: {match: ['step 5/10']}
+  - id: t.seq
+    kind: phase
+    phase: training
+    pattern: 'SeqNum=[1-9]\d*'
+    samples: {match: ['SeqNum=10']}
+)",
+                             "t.yaml");
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  auto set = RuleSet::Build(*rules);
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_TRUE((*set)->DigitBlind(0));
+  EXPECT_FALSE((*set)->DigitBlind(1));
+  for (int round = 0; round < 3; ++round) {
+    for (int n : {12, 34, 99, 10, 7}) {
+      std::string line = fmt::format("INFO step {}/50 loss 0.{}", n, n);
+      Captures caps;
+      ASSERT_TRUE((*set)->Confirm(0, line, round == 1 ? nullptr : &caps)) << line;
+      if (round == 1) continue;
+      ASSERT_EQ(caps.size(), 2u) << line;
+      EXPECT_EQ(caps[0], (std::pair<std::string, std::string>{"step", std::to_string(n)}));
+      EXPECT_EQ(caps[1], (std::pair<std::string, std::string>{"total", "50"}));
+    }
+    EXPECT_FALSE((*set)->Confirm(0, "INFO stop 12/50 loss 0.12", nullptr));
+    Captures caps;
+    EXPECT_TRUE((*set)->Confirm(0, "step 1/2 xx", &caps));
+    ASSERT_EQ(caps.size(), 3u);
+    EXPECT_EQ(caps[1].second, "1");
+    EXPECT_EQ(caps[2].second, "2");
+    EXPECT_EQ(caps[0].second, "xx");  // groups come in name order
+    EXPECT_TRUE((*set)->Confirm(1, "SeqNum=12", nullptr));
+    EXPECT_FALSE((*set)->Confirm(1, "SeqNum=02", nullptr));
+  }
+}
+
 }  // namespace
 }  // namespace faultline::rules
