@@ -300,6 +300,42 @@ void ListStopConsequences(const Findings& f, const rules::RuleSet& rules, const 
   }
 }
 
+// A native death after the job said it completed (torchtitan's "Training
+// completed", then "terminate called without an active exception" / "Fatal
+// Python error: Aborted" while the process group is destroyed at exit; a
+// watchdog's terminate at teardown): the work was done. When nothing but such
+// deaths and their echoes (the launcher's summary and exit status, a peer's
+// "connection closed": cascades) failed, they are noise of the teardown and
+// set aside like a recovered error. A Python exception after the marker (a
+// final save that failed) is a failure as before.
+void SetAsideTeardownAfterCompletion(const Findings& f, const rules::RuleSet& rules, bool multi_file,
+                                     std::vector<bool>* recovered) {
+  const auto& ev = f.events;
+  const PhaseHit* done = nullptr;
+  for (const auto& ph : f.phases) {
+    if (!ph.completes || ph.interrupted || rules.rules()[ph.rule].exit_only) continue;
+    if (!done || CausallyBefore(ph.where, ph.time, done->where, done->time, multi_file)) done = &ph;
+  }
+  if (!done) return;
+  std::vector<size_t> teardown;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    if ((*recovered)[i]) continue;
+    const Event& e = ev[i];
+    const bool after = CausallyBefore(done->where, done->time, e.where, e.time, multi_file);
+    if (FirstRuleOfKind(e, rules, RuleKind::kCascade) || e.kind == EventKind::kExitStatus) {
+      if (after) teardown.push_back(i);
+      continue;
+    }
+    if ((e.kind != EventKind::kCxxTerminate && e.kind != EventKind::kSignal) || !after) return;  // a real error
+    teardown.push_back(i);
+  }
+  const bool died = std::any_of(teardown.begin(), teardown.end(), [&](size_t i) {
+    return ev[i].kind == EventKind::kCxxTerminate || ev[i].kind == EventKind::kSignal;
+  });
+  if (!died) return;  // only a launcher's summary after the marker: a rank failed without a word
+  for (size_t i : teardown) (*recovered)[i] = true;
+}
+
 }  // namespace
 
 Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
@@ -353,6 +389,8 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
       recovered[i] = false;
     }
   }
+
+  SetAsideTeardownAfterCompletion(f, rules, multi_file, &recovered);
 
   const std::vector<bool> stopped = AfterStop(f, multi_file, &r);
   std::optional<size_t> strong, weak, summary, summary_exit, summary_signal, cut_off;

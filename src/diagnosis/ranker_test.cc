@@ -616,5 +616,37 @@ TEST(RankerTest, AnExitLineAfterACrashDoesNotRecoverItButASuccessReportDoes) {
   EXPECT_EQ(s.recovered.size(), 1u);
 }
 
+TEST(RankerTest, ANativeDeathAfterTheJobCompletedIsTeardownNoise) {
+  // tests/real/torchtitan-torchrun-60m-training-completed-then-sigabrt-at-process-group-destroy-healthy:
+  // "Training completed", then an abort with no Python frame at exit and torchrun's summary of it.
+  auto rules = TestRules();
+  Findings f;
+  PhaseHit done;
+  done.phase = "training";
+  done.completes = true;
+  done.rule = 12;
+  done.process.key = "rank0";
+  done.where = events::LineInfo{0, 5, "Successfully completed."};
+  f.phases.push_back(done);
+  f.events.push_back(Make(EventKind::kCxxTerminate, 6, "terminate called without an active exception", "rank0"));
+  f.events.push_back(Make(EventKind::kSignal, 7, "Fatal Python error: Aborted", "rank0"));
+  f.events.push_back(WithRule(Make(EventKind::kExitStatus, 47, "  exitcode  : -6 (pid: 3016739)"), 1));
+  Ranking r = Rank(f, *rules, false);
+  EXPECT_FALSE(r.root);
+  EXPECT_EQ(r.recovered.size(), 3u);
+  // A Python exception after the marker (a final save that failed) is a failure as before, and so
+  // is the abort beside it.
+  f.events.push_back(Make(EventKind::kPythonTraceback, 8, "OSError: [Errno 28] No space left on device", "rank0"));
+  Ranking s = Rank(f, *rules, false);
+  ASSERT_TRUE(s.root);
+  EXPECT_EQ(f.events[*s.root].where.line, 6);
+  // A launcher's summary alone after the marker: a rank failed without a word, still a failure.
+  f.events.erase(f.events.begin(), f.events.begin() + 2);
+  f.events.pop_back();
+  Ranking t = Rank(f, *rules, false);
+  ASSERT_TRUE(t.root);
+  EXPECT_EQ(f.events[*t.root].where.line, 47);
+}
+
 }  // namespace
 }  // namespace faultline::diagnosis

@@ -120,6 +120,18 @@ std::optional<LearnedPrefix> CommonIndentation(const std::vector<std::string_vie
   return LearnedPrefix{std::string(*common), RE2::QuoteMeta(std::string(*common))};
 }
 
+// A column whose value is gone: one or two separators and one blank (": ",
+// "# ", "| "), nothing that opens a bracket (a framework's "[rank0]: " or
+// "(Worker pid=7) " starts so).
+bool EmptyColumn(std::string_view shape) {
+  if (shape.size() < 2 || shape.size() > 3 || shape.back() != ' ') return false;
+  for (size_t i = 0; i + 1 < shape.size(); ++i) {
+    if (IsWord(shape[i]) || IsBlank(shape[i]) || std::string_view("([{<").find(shape[i]) != std::string_view::npos)
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string PrefixShape(std::string_view prefix) {
@@ -167,9 +179,13 @@ std::optional<LearnedPrefix> LearnPrefix(const std::vector<std::string_view>& li
       std::max_element(shapes.begin(), shapes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   // One shape for most recognised lines; a wrapper says something (a time, a
   // host, a stream): a prefix without a word ("[", blanks) is the
-  // framework's own punctuation or indentation.
-  if (best->second * 4 < after_prefix * 3 || best->first.find('w') == std::string::npos) {
-    return std::nullopt;
+  // framework's own punctuation or indentation — unless it is an empty
+  // column: punctuation and a blank (": " of a pdsh host column the copy cut
+  // off, "# " of a commented paste) before every recognised line.
+  if (best->second * 4 < after_prefix * 3) return std::nullopt;
+  if (best->first.find('w') == std::string::npos) {
+    if (!EmptyColumn(best->first) || as_is > 0 || best->second != after_prefix) return std::nullopt;
+    return LearnedPrefix{best->first, RE2::QuoteMeta(best->first)};
   }
   return LearnedPrefix{best->first, PatternOfShape(best->first)};
 }

@@ -85,6 +85,25 @@ TEST(PrefixLearnerTest, APasteOfFramesAloneKeepsItsIndentation) {
   EXPECT_FALSE(LearnPrefix(Views(frames)).has_value());
 }
 
+TEST(PrefixLearnerTest, AnEmptyColumnBeforeEveryLineIsLearned) {
+  // tests/real/llamafactory-torchrun-rank18-main-process-first-barrier-nccl-ibv-reg-mr-bad-address: a
+  // pdsh host column cut off by the copy leaves ": " before every "[rank18]: " line.
+  const auto lines = ReadLines(std::string(FAULTLINE_SOURCE_DIR) +
+                               "/tests/real/llamafactory-torchrun-rank18-main-process-first-barrier-nccl-ibv-reg-mr-bad-"
+                               "address/train.log");
+  ASSERT_GT(lines.size(), 10u);
+  auto learned = LearnPrefix(Views(lines));
+  ASSERT_TRUE(learned.has_value());
+  EXPECT_EQ(learned->shape, ": ");
+  learned = LearnPrefix(Views(Wrapped(ReadLines(kSeed), "# ")));
+  ASSERT_TRUE(learned.has_value());
+  EXPECT_EQ(learned->shape, "# ");
+  // Not when some recognised lines go without it: punctuation alone is a framework's own otherwise.
+  auto seed = Wrapped(ReadLines(kSeed), ": ");
+  seed[3] = seed[3].substr(2);
+  EXPECT_FALSE(LearnPrefix(Views(seed)).has_value());
+}
+
 TEST(PrefixLearnerTest, PrefixesOfDifferentShapesAreNoWrapper) {
   const auto seed = ReadLines(kSeed);
   std::vector<std::string> mixed;
