@@ -447,6 +447,56 @@ TEST_F(TriageE2eTest, ARunLongCounterAtItsTotalEndsTheRun) {
   EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml more.log").out)["verdict"], "stalled");
 }
 
+TEST_F(TriageE2eTest, ACounterSeenOnceAtItsTotalEndsTheRunOnlyWhenNothingFollowsIt) {
+  Write("phases.yaml", kPhaseRules);
+  // One redraw of a run-long counter at its total (a bar's last state), then the script's own saves: done.
+  Write("once.log", "run step 3/3\nsaved the adapter to /tmp/out\n");
+  CommandResult r = Triage("--json --no-builtin-rules --rules phases.yaml once.log");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["verdict"], "healthy");
+  // A phase mark after it (the job went on to start something): a loader's bar, not the run's end.
+  Write("then.log", "run step 3/3\njob starting\n");
+  EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml then.log").out)["verdict"], "stalled");
+  // A stop after it: the job was still running when it was stopped.
+  Write("stop.log", "run step 3/3\nKeyboardInterrupt\n");
+  EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml stop.log").out)["verdict"], "stalled");
+  // Short of its total, or a counter without ends_at_total: no end.
+  Write("short.log", "run step 2/3\nsaved the adapter to /tmp/out\n");
+  EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml short.log").out)["verdict"], "stalled");
+  Write("bar.log", "work 10/10\nsaved the adapter to /tmp/out\n");
+  EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml bar.log").out)["verdict"], "stalled");
+}
+
+TEST_F(TriageE2eTest, ABarRedrawnAtItsTotalAfterACompletionMarkerDoesNotContradictIt) {
+  Write("phases.yaml", std::string(kPhaseRules) + R"(  - id: t.bar
+    kind: phase
+    phase: training
+    pattern: 'Progress: (?P<step>\d+)/(?P<total>\d+)'
+    samples: {match: ['Progress: 3/9']}
+)");
+  // A framework's bar closed at its total after the run's final summary: done.
+  Write("closed.log", "job starting\nProgress: 8/9\nall work done\nProgress: 9/9\n");
+  CommandResult r = Triage("--json --no-builtin-rules --rules phases.yaml closed.log");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["verdict"], "healthy");
+  // Still short of its total after the marker: the run went on.
+  Write("more.log", "job starting\nProgress: 7/9\nall work done\nProgress: 8/9\n");
+  EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml more.log").out)["verdict"], "stalled");
+}
+
+TEST_F(TriageE2eTest, AnEpochBarAtItsTotalEndsTheEpochAndARunBarEndsTheRun) {
+  // Built-in rules: a bar whose description names its epoch (Lightning) counts one epoch; a bar without
+  // one (torchtune's "epoch|step|Loss", HF Trainer's) counts the run.
+  Write("epoch.log", "Epoch 0: 100%|##########| 163/163 [00:40<00:00,  3.99it/s, v_num=1]\n");
+  EXPECT_EQ(json::parse(Triage("--json epoch.log").out)["verdict"], "stalled");
+  Write("run.log",
+        "1|25880|Loss: 0.848: 100%|##########| 25880/25880 [2:30:00<00:00,  2.88it/s]\n"
+        "INFO:torchtune.utils.logging:Model checkpoint of size 16.06 GB saved to /tmp/meta_model_0.pt\n");
+  CommandResult r = Triage("--json run.log");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["verdict"], "healthy");
+}
+
 TEST_F(TriageE2eTest, WrapperAndInterpreterErrorsOfLaunchedTrainingJobs) {
   // DCP's CheckpointException wraps each failed rank's own traceback: the rank's exception is the
   // root cause (lines from tests/real/fsdp2-gpu-dcp-resume-missing-checkpoint-metadata-is-none).

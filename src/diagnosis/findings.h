@@ -60,6 +60,7 @@ struct ProgressMark {
   std::string total;           // its end (N/M), when given
   bool final_only = false;     // a completion mark of a `final` rule (rules::Rule::final_only)
   bool ends_at_total = false;  // a counter of an ends_at_total rule: step == total is the run's end
+  bool lone = false;           // such a counter seen once, at its total (no rise: no phase of its own)
 };
 
 struct ProcessStats {

@@ -434,6 +434,9 @@ class Scanner {
       if (it == findings_->progress_counters.end()) {
         findings_->progress_counters.emplace(std::move(key), value);
         counter_ = findings_->progress_counters.end();
+        // A run-long counter first seen at its total (a bar's last redraw, "25880/25880") did its work:
+        // no phase (one line could be anything), but a candidate end of the run (triage.cc Completed()).
+        if (rules_.rules()[id].ends_at_total) LoneCounterAtTotal(caps, p, line_no, step);
         return;
       }
       counter_ = it;
@@ -444,6 +447,21 @@ class Scanner {
     const bool rose = value > it->second;
     it->second = value;
     if (rose) AddPhase(rules_.rules()[id], id, p, line_no, caps);
+  }
+
+  void LoneCounterAtTotal(const rules::Captures& caps, const parse::ParsedLine& p, int64_t line_no,
+                          const std::string& step) {
+    const std::string total = CaptureOf(caps, "total");
+    if (total.empty() || total != step || total == "1") return;
+    auto it = findings_->last_generic_progress.find(p.process);
+    if (it != findings_->last_generic_progress.end()) return;  // a counter of its process already rose
+    ProgressMark& mark = findings_->last_generic_progress.emplace(std::string(p.process), ProgressMark()).first->second;
+    mark.where = LineInfo{file_, line_no, std::string(p.text.substr(0, 400))};
+    mark.time = p.time;
+    mark.step = step;
+    mark.total = total;
+    mark.ends_at_total = true;
+    mark.lone = true;
   }
 
   void AddStop(size_t id, const parse::ParsedLine& p, int64_t line_no) {
@@ -489,6 +507,7 @@ class Scanner {
       AssignCapture(caps, "total", &mark.total);
       mark.final_only = rule.final_only;
       mark.ends_at_total = rule.ends_at_total;
+      mark.lone = false;
       if (!slot) slot = NewPhaseSlot(id, p.process);
       slot->mark = mark_ptr;
     }

@@ -69,9 +69,30 @@ struct Cutoff {
 // progress of its own process contradicts (a final summary, not one of many);
 // a `final` marker (a test report) is contradicted by a generic counter's rise too.
 bool Completed(const Findings& f, const Cutoff& cut, bool multi_file) {
+  // Progress after a mark says the run went on, unless it is a counter at its declared total: a bar's
+  // last redraw when it is closed (verl closes its `Training Progress` bar after `Final validation
+  // metrics`) counts no further work.
   auto progress_after = [&](const auto& marks, const std::string& process, const ProgressMark& done) {
     auto it = marks.find(process);
-    return it != marks.end() && CausallyBefore(done.where, done.time, it->second.where, it->second.time, multi_file);
+    if (it == marks.end() || !CausallyBefore(done.where, done.time, it->second.where, it->second.time, multi_file)) {
+      return false;
+    }
+    const ProgressMark& later = it->second;
+    return later.step.empty() || later.step != later.total;
+  };
+  // Anything the job did after a counter's last mark: a phase mark or a stop of any process.
+  auto anything_after = [&](const ProgressMark& m) {
+    for (const auto& ph : f.phases) {
+      const bool has_last = ph.last.line > 0;
+      const auto& w = has_last ? ph.last : ph.where;
+      const auto& t = has_last ? ph.last_time : ph.time;
+      if (w.file == m.where.file && w.line == m.where.line) continue;
+      if (CausallyBefore(m.where, m.time, w, t, multi_file)) return true;
+    }
+    for (const auto& st : f.stops) {
+      if (CausallyBefore(m.where, m.time, st.where, st.time, multi_file)) return true;
+    }
+    return false;
   };
   for (const auto& [process, done] : f.last_completion) {
     if (!cut.Before(done.where, done.time, multi_file)) continue;
@@ -81,10 +102,13 @@ bool Completed(const Findings& f, const Cutoff& cut, bool multi_file) {
   }
   // A run-long counter that reached its total (the last "step 40/40" of its process) ended the run,
   // unless a framework's own progress line of that process came after it.
+  // A counter seen only once, at its total (a bar's final redraw), ended the run when the job did
+  // nothing after it: no phase mark and no stop of any process (a loader's bar before a hang is not).
   for (const auto& [process, last] : f.last_generic_progress) {
     if (!last.ends_at_total || last.step.empty() || last.step != last.total || last.total == "1") continue;
     if (!cut.Before(last.where, last.time, multi_file)) continue;
     if (progress_after(f.last_progress, process, last)) continue;
+    if (last.lone && anything_after(last)) continue;
     return true;
   }
   return false;
