@@ -336,6 +336,36 @@ void SetAsideTeardownAfterCompletion(const Findings& f, const rules::RuleSet& ru
   for (size_t i : teardown) (*recovered)[i] = true;
 }
 
+// A traceback whose "exception line" is a frame or carets of another copy:
+// several ranks printed one traceback at the same time, character by
+// character, and the builder took a garbled line ("^^^^  File \"train.py\",
+// line 3544, in <module>") for its end. The first whole exception line of
+// the same process printed soon after it (the copy that came through
+// intact) says what failed.
+std::optional<size_t> WholeCopyOf(size_t root, const std::vector<size_t>& order, const std::vector<bool>& recovered,
+                                  const std::vector<bool>& stopped, const Findings& f, const rules::RuleSet& rules) {
+  constexpr int64_t kWindow = 100;  // lines
+  const auto& ev = f.events;
+  const Event& g = ev[root];
+  if (g.kind != EventKind::kPythonTraceback || !g.exception.empty() || FirstRuleOfKind(g, rules, RuleKind::kSignature))
+    return std::nullopt;
+  std::string_view msg = g.message;
+  const size_t text = msg.find_first_not_of("^~ \t");
+  if (text == std::string_view::npos || text == 0) return std::nullopt;  // carets only, or a line of its own
+  msg.remove_prefix(text);
+  if (!(msg.starts_with("File \"") && msg.find("\", line ") != std::string_view::npos)) return std::nullopt;
+  for (size_t j : order) {
+    const Event& e = ev[j];
+    if (j == root || recovered[j] || stopped[j] || !SameProcess(e, g) || e.where.line <= g.where.line) continue;
+    if (e.where.file != g.where.file || e.where.line > g.where.line + kWindow) continue;
+    if (!events::IsStrong(e.kind) || e.exception.empty() || e.cut_off) continue;
+    if (FirstRuleOfKind(e, rules, RuleKind::kCascade) || IsGeneric(e, rules)) continue;
+    if (e.message.find_first_of("^") != std::string::npos) continue;  // garbled too
+    return j;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
@@ -498,6 +528,14 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
                       events::EventKindName(ev[*specific].kind), Where(ev[*specific]),
                       SameProcess(ev[*specific], ev[*r.root]) ? "in the same process" : "of a peer printed with it"));
       r.root = specific;
+    }
+  }
+  if (!wrapper) {
+    if (auto whole = WholeCopyOf(*r.root, r.order, recovered, stopped, f, rules)) {
+      r.why.push_back(fmt::format("the exception line of the traceback at {} is interleaved with other ranks' "
+                                  "copies (`{}`); the whole copy at {} says what failed",
+                                  Where(ev[*r.root]), ev[*r.root].message.substr(0, 60), Where(ev[*whole])));
+      r.root = whole;
     }
   }
   std::optional<size_t> explained;

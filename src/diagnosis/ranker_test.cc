@@ -648,5 +648,31 @@ TEST(RankerTest, ANativeDeathAfterTheJobCompletedIsTeardownNoise) {
   EXPECT_EQ(f.events[*t.root].where.line, 47);
 }
 
+TEST(RankerTest, ATracebackWhoseExceptionLineIsAnotherCopysFrameYieldsToTheWholeCopy) {
+  // tests/real/torchrun-tacc-interleaved-ranks-missing-config: four ranks print one traceback at once,
+  // character by character; the first copy "ends" on a garbled frame line, a later copy is whole.
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(Make(EventKind::kPythonTraceback, 27, "^^^^  File \"/w/train.py\", line 3544, in <module>"));
+  Event whole = Make(EventKind::kPythonTraceback, 52, "FileNotFoundError: [Errno 2] No such file or directory: 'c.yaml'");
+  whole.exception = "FileNotFoundError";
+  f.events.push_back(whole);
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 52);
+  // A well-formed exception line stays the root; so does a garbled one with no whole copy after it.
+  f.events[0].message = "RuntimeError: bad config";
+  f.events[0].exception = "RuntimeError";
+  Ranking s = Rank(f, *rules, false);
+  ASSERT_TRUE(s.root);
+  EXPECT_EQ(f.events[*s.root].where.line, 27);
+  f.events[0].message = "^^^^  File \"/w/train.py\", line 3544, in <module>";
+  f.events[0].exception.clear();
+  f.events[1].where.line = 300;
+  Ranking t = Rank(f, *rules, false);
+  ASSERT_TRUE(t.root);
+  EXPECT_EQ(f.events[*t.root].where.line, 27);
+}
+
 }  // namespace
 }  // namespace faultline::diagnosis
