@@ -9,6 +9,7 @@
 #include "diagnosis/cross_node.h"
 #include "diagnosis/log_scanner.h"
 #include "diagnosis/ranker.h"
+#include "diagnosis/runs.h"
 #include "diagnosis/scan_inputs.h"
 #include "input/input_files.h"
 #include "mining/miner_profile.h"
@@ -423,6 +424,7 @@ Result<report::TriageReport> Triage(const TriageOptions& options) {
   }
   const bool multi_file = expanded->files.size() > 1;
   AlignAcrossNodes(expanded->files, &findings);  // ranks from paths; clock skew between nodes
+  if (!multi_file) KeepLastRun(rules, &findings);  // a relaunched job: its last run decides
   Ranking ranking = Rank(findings, rules, multi_file);
   ReportBuilder rb(rules, names, findings.reversed_files);
 

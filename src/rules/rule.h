@@ -54,6 +54,12 @@ struct Rule {
   // the same process killed the engine, so the front end answering /health with 200 afterwards is no
   // recovery from it.
   bool dead = false;
+  // cascade: the line is a launcher's report that one run of the job's workers ended (torchrun's agent
+  // "failed (exitcode: N) local_rank: R", DeepSpeed's "exits with return code = N"). When the job is then
+  // seen running again (the same agent reports or is stopped once more, or a phase it had passed is
+  // reached again) the launcher relaunched it: the earlier run's errors, stops and phases are superseded
+  // and the last run decides (diagnosis/runs.h).
+  bool run_end = false;
   // signature: RE2 over a later fatal error's message that this error, when
   // only logged (a WARNING that a native extension failed to import), explains:
   // the fatal "object has no attribute 'rms_norm'" is its consequence.

@@ -99,7 +99,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
       "id",     "kind",     "pattern", "framework", "versions", "category",    "title",   "explanation", "fix",
       "reason", "summary",  "phase",   "completes", "progress", "replacement", "samples", "generic",     "frames",
       "fatal",  "explains", "hang",    "batch",     "dead",     "final",       "stack",   "exit",
-      "ends_at_total", "interrupted"};
+      "ends_at_total", "interrupted", "run_end"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -135,6 +135,10 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   rule.fatal = node["fatal"] && node["fatal"].as<bool>();
   rule.hang = node["hang"] && node["hang"].as<bool>();
   rule.dead = node["dead"] && node["dead"].as<bool>();
+  rule.run_end = node["run_end"] && node["run_end"].as<bool>();
+  if (rule.run_end && rule.kind != RuleKind::kCascade) {
+    return Status::InvalidArgument(fmt::format("{}: rule {}: 'run_end' is for cascade rules", where, rule.id));
+  }
   if (rule.dead && rule.kind != RuleKind::kCascade) {
     return Status::InvalidArgument(fmt::format("{}: rule {}: 'dead' is for cascade rules", where, rule.id));
   }
