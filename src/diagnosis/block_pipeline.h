@@ -88,16 +88,27 @@ struct ScannedBlock {
     parse::Timestamp run_time;  // the latest time a line of the run up to it gives (invalid: none)
     parse::Timestamp own_time;  // the line's own time (its parse's)
   };
+  // A phase mark its process had already reached (a served request's
+  // line): each (rule, process) of the run, and the last line of the run at
+  // which it was the line's last phase rule (the one the walk moves), -1
+  // when never (Scanner::OnlyReachedPhases).
+  struct RunReached {
+    unsigned rule;
+    std::string_view process;  // into data
+    int64_t line;              // index in lines, -1: none
+  };
   struct Run {
     uint32_t first, end;  // lines [first, end)
     uint32_t processes_begin, processes_end;
-    uint32_t marks_begin, marks_end;  // in order of line, then of rule on the line
+    uint32_t marks_begin, marks_end;      // in order of line, then of rule on the line
+    uint32_t reached_begin, reached_end;  // in order of line (those with a line), a run without marks only
     int32_t last_full = -1;           // the last step line (fully parsed by the walk), -1 when none
     parse::Timestamp latest_time;     // the latest time a line up to last_full gives
   };
   std::vector<Run> runs;
   std::vector<RunProcess> run_processes;
   std::vector<RunMark> run_marks;
+  std::vector<RunReached> run_reached;
   std::string scratch;   // cleaning buffer (swapped with data)
   bool cleaned = false;  // data is already cleaned (and peeled)
   int64_t seq = 0;

@@ -239,6 +239,13 @@ class Scanner {
       if (mark == findings_->last_progress.end() || phase == kNoHit) return false;
       run_targets_.emplace_back(&mark->second, phase);
     }
+    run_reached_.clear();
+    for (uint32_t i = run.reached_begin; i < run.reached_end; ++i) {
+      const ScannedBlock::RunReached& r = block.run_reached[i];
+      size_t phase = FindReached(rules_.rules()[r.rule], r.process);
+      if (phase == kNoHit) return false;
+      run_reached_.push_back(phase);
+    }
     const int64_t run_lines = run.end - run.first;
     findings_->total_lines += run_lines;
     for (uint32_t i = run.processes_begin; i < run.processes_end; ++i) {
@@ -247,6 +254,14 @@ class Scanner {
       st->lines += rp.lines;
       st->last_line.file = file_;
       st->last_line.line = first_no + rp.last;
+    }
+    // As the cheap path of Line() moves them (no time of their own read).
+    for (uint32_t i = run.reached_begin; i < run.reached_end; ++i) {
+      const ScannedBlock::RunReached& r = block.run_reached[i];
+      if (r.line < 0) continue;
+      PhaseHit& ph = findings_->phases[run_reached_[i - run.reached_begin]];
+      ph.last = LineInfo{file_, first_no + (r.line - run.first), {}};
+      ph.last_time = last_time_;
     }
     if (run.last_full < 0) return true;
     if (need_times_) ResolveTime(block.lines[run.first].start);
@@ -287,6 +302,15 @@ class Scanner {
           ph.generic == rule.progress && ph.interrupted == rule.interrupted) {
         return i;
       }
+    }
+    return kNoHit;
+  }
+
+  // The PhaseHit OnlyReachedPhases finds for `rule` in `process`, kNoHit when none.
+  size_t FindReached(const rules::Rule& rule, std::string_view process) const {
+    for (size_t i = 0; i < findings_->phases.size(); ++i) {
+      const PhaseHit& ph = findings_->phases[i];
+      if (ph.phase == rule.phase && ph.process.key == process && ph.completes == rule.completes) return i;
     }
     return kNoHit;
   }
@@ -605,6 +629,7 @@ class Scanner {
   int64_t step_runs_applied_ = 0;
   std::vector<ProcessStats*> run_stats_;                       // ApplyRun's processes
   std::vector<std::pair<ProgressMark*, size_t>> run_targets_;  // ApplyRun's marks and PhaseHits
+  std::vector<size_t> run_reached_;                            // ApplyRun's reached PhaseHits
   std::span<const unsigned> line_rules_;                       // the current line's rule hits, into the block
   std::string_view prefix_process_;                            // the current line's process prefix
   const parse::ParsedLine* prepared_parse_ = nullptr;          // its full parse, when the scan thread made one
@@ -684,6 +709,7 @@ enum class RunClass : uint8_t {
   kPlain,     // benign and redact rules: nothing without an event
   kStep,      // a training mark kept per line (Scanner::AddPhase on every line)
   kGeneric,   // a generic progress rule: nothing when a training mark confirmed
+  kReached,   // a phase mark kept once per process: moves its PhaseHit's latest line when reached
   kBreaking,  // anything else ends a run
 };
 
@@ -694,6 +720,7 @@ std::vector<RunClass> RunClasses(const rules::RuleSet& rules) {
     if (r.kind == RuleKind::kBenign || r.kind == RuleKind::kRedact) out[i] = RunClass::kPlain;
     if (r.kind == RuleKind::kPhase && r.progress) out[i] = RunClass::kGeneric;
     if (r.kind == RuleKind::kPhase && !r.progress && !r.completes && IsTrainingMark(r)) out[i] = RunClass::kStep;
+    if (r.kind == RuleKind::kPhase && !r.progress && !r.completes && !IsTrainingMark(r)) out[i] = RunClass::kReached;
   }
   return out;
 }
@@ -734,6 +761,7 @@ class RunBuilder {
     block->runs.clear();
     block->run_processes.clear();
     block->run_marks.clear();
+    block->run_reached.clear();
   }
 
   // Line j of the block (its hits and confirmations are in the block; its
@@ -742,14 +770,16 @@ class RunBuilder {
     const auto& confirmed = block_->confirmed;
     while (next_confirmed_ < confirmed.size() && confirmed[next_confirmed_].line_end < l.end) ++next_confirmed_;
     bool fits = l.structure == 0 && (j >= block_->line_identity.size() || block_->line_identity[j] == 0);
-    bool step = false, generic = false;
+    bool step = false, generic = false, reached = false;
     for (uint32_t r = l.rules_begin; fits && r < l.rules_end; ++r) {
       unsigned id = block_->rule_ids[r];
       RunClass c = id < which_.classes.size() ? which_.classes[id] : RunClass::kBreaking;
       if (c == RunClass::kBreaking) fits = false;
       if (c == RunClass::kStep) step = true;
       if (c == RunClass::kGeneric) generic = true;
+      if (c == RunClass::kReached) reached = true;
     }
+    if (reached && (step || generic)) fits = false;  // the full walk of Line()
     bool marked = false;  // some training mark confirmed on the line
     if (fits && step) {
       for (size_t i = next_confirmed_; i < confirmed.size() && confirmed[i].line_end == l.end; ++i) {
@@ -765,13 +795,17 @@ class RunBuilder {
     std::string_view line = block_->data;
     line = line.substr(l.start, l.end - l.start);
     std::string_view process = marked ? parse->process : l.process;
-    if (open_ && (j - run_.first >= kMaxRunLines || !RoomFor(process))) Close(j);
+    // A run moves training marks or reached phases, not both (their times differ).
+    const bool mixed = open_ && ((marked && block_->run_reached.size() > run_.reached_begin) ||
+                                 (reached && block_->run_marks.size() > run_.marks_begin));
+    if (open_ && (j - run_.first >= kMaxRunLines || !RoomFor(process) || mixed)) Close(j);
     if (!open_) {
       open_ = true;
       run_ = ScannedBlock::Run{};
       run_.first = static_cast<uint32_t>(j);
       run_.processes_begin = static_cast<uint32_t>(block_->run_processes.size());
       run_.marks_begin = static_cast<uint32_t>(block_->run_marks.size());
+      run_.reached_begin = static_cast<uint32_t>(block_->run_reached.size());
       parsed_begin_ = block_->parsed.size();
       latest_ = parse::Timestamp();
     }
@@ -785,6 +819,29 @@ class RunBuilder {
       counted = true;
     }
     if (!counted) block_->run_processes.push_back({process, 1, index});
+    if (reached) {
+      // Every phase rule of the line must be reached (ApplyRun checks); the
+      // last one's PhaseHit moves to the line, unless it is a frame.
+      int64_t designated = -1;
+      for (uint32_t r = l.rules_begin; r < l.rules_end; ++r) {
+        if (which_.classes[block_->rule_ids[r]] == RunClass::kReached) designated = r;
+      }
+      const bool moves = !IsTracebackFrame(line);
+      for (uint32_t r = l.rules_begin; r < l.rules_end; ++r) {
+        const unsigned id = block_->rule_ids[r];
+        if (which_.classes[id] != RunClass::kReached) continue;
+        ScannedBlock::RunReached* m = nullptr;
+        for (size_t k = run_.reached_begin; k < block_->run_reached.size() && !m; ++k) {
+          if (block_->run_reached[k].rule == id && block_->run_reached[k].process == process)
+            m = &block_->run_reached[k];
+        }
+        if (!m) {
+          block_->run_reached.push_back({id, process, -1});
+          m = &block_->run_reached.back();
+        }
+        if (moves && static_cast<int64_t>(r) == designated) m->line = static_cast<int64_t>(j);
+      }
+    }
     // The time this line gives the lines after it.
     if (marked) {
       if (parse->time.valid) latest_ = parse->time;
@@ -834,10 +891,14 @@ class RunBuilder {
     if (run_.end - run_.first < kMinRunLines) {
       block_->run_processes.resize(run_.processes_begin);
       block_->run_marks.resize(run_.marks_begin);
+      block_->run_reached.resize(run_.reached_begin);
       return;
     }
     run_.processes_end = static_cast<uint32_t>(block_->run_processes.size());
     run_.marks_end = static_cast<uint32_t>(block_->run_marks.size());
+    run_.reached_end = static_cast<uint32_t>(block_->run_reached.size());
+    std::stable_sort(block_->run_reached.begin() + run_.reached_begin, block_->run_reached.end(),
+                     [](const ScannedBlock::RunReached& a, const ScannedBlock::RunReached& b) { return a.line < b.line; });
     const auto& lines = block_->lines;
     auto position = [&](const ScannedBlock::RunMark& m) {  // of the mark's rule among its line's hits
       const ScannedBlock::Line& l = lines[m.line];
