@@ -738,8 +738,46 @@ struct ScanThreadRules {
   std::vector<bool> parsed;       // ParsedOnScanThread
   std::vector<RunClass> classes;  // RunClasses
   std::vector<bool> steps;        // StepRules
+  std::vector<bool> reusable;     // ReusableRules
   bool need_times = false;        // the scanner's (several inputs: every line's time counts)
+  bool reuse_shapes = true;       // ScanTuning::reuse_shapes
 };
+
+// The rules whose hit a line of the previous line's shape may take from it
+// (PrepareOnScanThread): those the scan thread does not confirm, and the
+// digit-blind ones it does (their answer and their groups' places are the
+// same on both lines).
+std::vector<bool> ReusableRules(const rules::RuleSet& rules, const std::vector<bool>& always,
+                                const std::vector<bool>& steps) {
+  std::vector<bool> out(rules.rules().size(), true);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (always[i] || steps[i]) out[i] = rules.DigitBlind(i);
+  }
+  return out;
+}
+
+// Same length, and the same bytes but where both hold a digit.
+bool SameDigitShape(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  auto shape = [](uint64_t w) {
+    const uint64_t low7 = w & ~kHigh;
+    const uint64_t digits = (low7 + (0x80 - '0') * kOnes) & ~(low7 + (0x80 - '9' - 1) * kOnes) & ~w & kHigh;
+    return w & ~((digits >> 7) * 0x0F);
+  };
+  size_t i = 0;
+  for (; i + 8 <= a.size(); i += 8) {
+    uint64_t wa, wb;
+    std::memcpy(&wa, a.data() + i, 8);
+    std::memcpy(&wb, b.data() + i, 8);
+    if (wa != wb && shape(wa) != shape(wb)) return false;
+  }
+  for (; i < a.size(); ++i) {
+    const bool da = a[i] >= '0' && a[i] <= '9', db = b[i] >= '0' && b[i] <= '9';
+    if (a[i] != b[i] && !(da && db)) return false;
+  }
+  return true;
+}
 
 // Sums up the block's runs of plain and step lines (ScannedBlock::Run), one
 // prepared line at a time. What each line does is what Scanner::Line does
@@ -1012,6 +1050,14 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
   parse::ParsedLine full;
   size_t hit = 0;
   size_t pos = 0;
+  // The previous line, when a line of its shape may take its resolved hits:
+  // its text, its pattern hits' ids, its line entry and its confirmations.
+  bool prev_ok = false;
+  std::string_view prev_line;
+  std::vector<unsigned> prev_hits;
+  ScannedBlock::Line prev_out{};
+  bool prev_parse = false;
+  size_t prev_confirmed_begin = 0, prev_confirmed_end = 0;
   while (pos < data.size()) {
     const char* nl = static_cast<const char*>(std::memchr(data.data() + pos, '\n', data.size() - pos));
     size_t end = nl ? static_cast<size_t>(nl - data.data()) : data.size();
@@ -1031,7 +1077,38 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
       stepped |= id >= rules::kGateBase || (id < which.steps.size() && which.steps[id]);
     }
     std::span<const rules::PatternHit> line_hits(hits.data() + first_hit, hit - first_hit);
-    if (stepped) line_hits = steps.Resolve(rules, which, line, end, line_hits);
+    // The same shape and the same hits as the line before: the same rules
+    // hit and confirm, their groups at the same places.
+    bool same = prev_ok && stepped && line_hits.size() == prev_hits.size() && SameDigitShape(line, prev_line);
+    for (size_t k = 0; same && k < line_hits.size(); ++k) same = line_hits[k].id == prev_hits[k];
+    const size_t confirmed_begin = block->confirmed.size();
+    if (same) {
+      for (uint32_t r = prev_out.rules_begin; r < prev_out.rules_end; ++r) {
+        const unsigned id = block->rule_ids[r];
+        block->rule_ids.push_back(id);
+      }
+      out.structure = prev_out.structure;
+      parse = prev_parse;
+      for (size_t c = prev_confirmed_begin; c < prev_confirmed_end; ++c) {
+        const ScannedBlock::Confirmed& was = block->confirmed[c];
+        ScannedBlock::Confirmed now{end, was.id, was.matched, {}};
+        // Groups at the same places: read again from this line (a cache hit).
+        if (was.matched && !was.captures.empty()) rules.Confirm(was.id, line, &now.captures);
+        block->confirmed.push_back(std::move(now));
+      }
+      line_hits = {};
+    } else if (which.reuse_shapes && stepped) {
+      prev_ok = true;
+      prev_hits.clear();
+      for (const rules::PatternHit& h : line_hits) {
+        const unsigned id = h.id >= rules::kGateBase ? h.id - rules::kGateBase : h.id;
+        prev_ok &= id >= rules::kStructuralBase || (id < which.reusable.size() && which.reusable[id]);
+        prev_hits.push_back(h.id);
+      }
+    } else {
+      prev_ok = false;
+    }
+    if (stepped && !same) line_hits = steps.Resolve(rules, which, line, end, line_hits);
     for (const rules::PatternHit& h : line_hits) {
       const unsigned id = h.id;
       if (id >= rules::kStructuralBase) {
@@ -1052,6 +1129,13 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
       }
     }
     out.rules_end = static_cast<uint32_t>(block->rule_ids.size());
+    if (prev_ok) {
+      prev_line = line;
+      prev_out = out;
+      prev_parse = parse;
+      prev_confirmed_begin = confirmed_begin;
+      prev_confirmed_end = block->confirmed.size();
+    }
     out.process = parse::ParseProcessPrefixes(line).process;
     parse |= out.structure != 0;
     if (parse) full = parse::ParseLine(line);
@@ -1108,8 +1192,10 @@ Status ScanInput(const input::InputFile& file, int file_index, bool need_times, 
   std::string worn;
   {
     static const bool kThreaded = std::thread::hardware_concurrency() > 1;
-    const ScanThreadRules which{AlwaysConfirmed(rules), ParsedOnScanThread(rules), RunClasses(rules), StepRules(rules),
-                                need_times};
+    std::vector<bool> always = AlwaysConfirmed(rules), steps = StepRules(rules);
+    std::vector<bool> reusable = ReusableRules(rules, always, steps);
+    const ScanThreadRules which{std::move(always), ParsedOnScanThread(rules), RunClasses(rules), std::move(steps),
+                                std::move(reusable), need_times, tuning.reuse_shapes};
     BlockPipeline pipeline(&reader, rules.matcher(), kThreaded, wrappers,
                            [&rules, &which](ScannedBlock* block) { PrepareOnScanThread(rules, which, block); });
     while (const ScannedBlock* block = pipeline.Next()) scanner.Block(*block);

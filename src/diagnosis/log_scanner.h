@@ -34,6 +34,10 @@ struct ScanTuning {
   bool runs = true;
   int64_t* runs_applied = nullptr;       // when set, counts the runs applied at once
   int64_t* step_runs_applied = nullptr;  // ... and those of them that moved training marks
+  // A line of the same shape as the line before it (the same text but for
+  // its digits) with the same pattern hits takes that line's resolved hits
+  // when every rule confirmed there is digit-blind (rules::RuleSet::DigitBlind).
+  bool reuse_shapes = true;
 };
 Status ScanInput(const input::InputFile& file, int file_index, bool need_times, const rules::RuleSet& rules,
                  const parse::WrapperSet* wrappers, Findings* findings, const ScanTuning& tuning = {});

@@ -189,5 +189,25 @@ TEST_F(RunWalkTest, StepLogMarksAgreeAtEveryCut) {
   EXPECT_GT(step_runs, 20);
 }
 
+// A step line of the previous line's shape takes its resolved hits
+// (ScanTuning::reuse_shapes): the Findings are those of resolving every
+// line, on every real and golden log, alone and as one of several inputs,
+// in whole blocks and cut small.
+TEST_F(RunWalkTest, LinesOfOneShapeFindWhatResolvingEachLineFinds) {
+  for (size_t block_bytes : {size_t{1} << 20, size_t{700}}) {
+    for (bool need_times : {false, true}) {
+      for (const auto& file : RealLogs()) {
+        if (block_bytes < 1000 && fs::file_size(file.path) > (64 << 10)) continue;
+        Findings each, reused;
+        ScanTuning resolve_each{block_bytes, true, nullptr, nullptr, false};
+        ScanTuning reuse{block_bytes, true, nullptr, nullptr, true};
+        ASSERT_EQ(ScanInput(file, 0, need_times, *rules_, wrappers_, &each, resolve_each).ok(),
+                  ScanInput(file, 0, need_times, *rules_, wrappers_, &reused, reuse).ok());
+        ASSERT_EQ(Describe(each), Describe(reused)) << file.path << " block " << block_bytes << " times " << need_times;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace faultline::diagnosis
