@@ -497,6 +497,29 @@ TEST_F(TriageE2eTest, AnEpochBarAtItsTotalEndsTheEpochAndARunBarEndsTheRun) {
   EXPECT_EQ(json::parse(r.out)["verdict"], "healthy");
 }
 
+TEST_F(TriageE2eTest, TheEndOfTheDeclaredLastUnitEndsTheRunAndNoOtherUnitsEndDoes) {
+  Write("phases.yaml", std::string(kPhaseRules) + R"(  - id: t.unit-end
+    kind: phase
+    phase: training
+    completes: true
+    final: true
+    at_total: true
+    pattern: 'end of round (?P<step>\d+)'
+    samples: {match: ['end of round 3']}
+)");
+  // The counter declared 3 rounds and reached 3/3; round 3's end follows: done.
+  Write("last.log", "job starting\nwork 1/3\nend of round 1\nwork 2/3\nend of round 2\nwork 3/3\nend of round 3\n");
+  CommandResult r = Triage("--json --no-builtin-rules --rules phases.yaml last.log");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["verdict"], "healthy");
+  // An earlier round's end is no end of the run.
+  Write("mid.log", "job starting\nwork 1/3\nend of round 1\nwork 2/3\nend of round 2\n");
+  EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml mid.log").out)["verdict"], "stalled");
+  // The last round began but did not end: stalled.
+  Write("hang.log", "job starting\nwork 1/3\nend of round 1\nwork 2/3\nend of round 2\nwork 3/3\n");
+  EXPECT_EQ(json::parse(Triage("--json --no-builtin-rules --rules phases.yaml hang.log").out)["verdict"], "stalled");
+}
+
 TEST_F(TriageE2eTest, WrapperAndInterpreterErrorsOfLaunchedTrainingJobs) {
   // DCP's CheckpointException wraps each failed rank's own traceback: the rank's exception is the
   // root cause (lines from tests/real/fsdp2-gpu-dcp-resume-missing-checkpoint-metadata-is-none).

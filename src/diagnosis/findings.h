@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,6 +86,8 @@ struct Findings {
   std::map<std::string, ProgressMark, std::less<>> last_completion;
   // Generic progress rules: the counter's last value per (rule, process).
   std::map<std::pair<size_t, std::string>, int64_t> progress_counters;
+  // The totals a generic counter reached (step == total), per process: what an at_total marker ends.
+  std::map<std::string, std::set<std::string>, std::less<>> totals_reached;
   rules::Captures facts;                                       // latest value per name
   std::map<std::string, ProcessStats, std::less<>> processes;  // lookup by string_view
   std::vector<report::InputSummary> inputs;

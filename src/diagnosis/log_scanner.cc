@@ -449,6 +449,13 @@ class Scanner {
     int64_t value = 0;
     auto [end, ec] = std::from_chars(step.data(), step.data() + step.size(), value);
     if (step.empty() || ec != std::errc() || end != step.data() + step.size()) return;
+    if (const std::string total = CaptureOf(caps, "total"); !total.empty() && total == step) {
+      auto reached = findings_->totals_reached.find(p.process);
+      if (reached == findings_->totals_reached.end()) {
+        reached = findings_->totals_reached.emplace(std::string(p.process), std::set<std::string>()).first;
+      }
+      reached->second.insert(total);
+    }
     // Per file: several inputs are scanned apart and merged (scan_inputs.cc).
     // The counter of the previous line (map nodes stay put) is looked up
     // again only when the rule or the process changes.
@@ -500,6 +507,10 @@ class Scanner {
 
   void AddPhase(const rules::Rule& rule, size_t id, const parse::ParsedLine& p, int64_t line_no,
                 const rules::Captures& caps) {
+    if (rule.at_total) {  // the end of a unit counts only for the unit its process's counter declared last
+      auto reached = findings_->totals_reached.find(p.process);
+      if (reached == findings_->totals_reached.end() || !reached->second.count(CaptureOf(caps, "step"))) return;
+    }
     // A step line marks again what the previous step line of its process
     // marked: the mark and the PhaseHit found then are remembered (map nodes
     // and vector indexes stay valid while this file is scanned).

@@ -64,6 +64,7 @@ void MergeFindings(Findings&& from, Findings* into) {
   latest(into->last_generic_progress, from.last_generic_progress);
   latest(into->last_completion, from.last_completion);
   for (auto& [key, value] : from.progress_counters) into->progress_counters[key] = value;
+  for (auto& [key, totals] : from.totals_reached) into->totals_reached[key].insert(totals.begin(), totals.end());
   for (auto& fact : from.facts) {  // the latest value, in first-seen order (no structured binding: clang 14,
                                    // the fuzz build's compiler, cannot capture one in a lambda)
     const auto& name = fact.first;

@@ -77,10 +77,15 @@ struct Rule {
   bool exit_only = false;
   bool progress = false;  // phase: a generic progress shape; the phase is
                           // reached only when its (?P<step>N) capture rises
-  // progress: the counter counts the whole run (a script's "step 40/40"), so its last mark with
-  // step == total, not followed by more progress of its process, is the run's end (completes). Not
-  // for per-epoch bars (a tqdm "118/118" ends an epoch, not the run).
+  // progress: the counter counts the whole run (a script's "step 40/40", a tqdm bar without an epoch
+  // in its description), so its last mark with step == total, not followed by more progress of its
+  // process, is the run's end (completes). Not for per-epoch bars (Lightning's "Epoch 3: ... 118/118"
+  // ends an epoch, not the run: progress.generic.epoch-bar).
   bool ends_at_total = false;
+  // completes: the marker counts only when its (?P<step>) equals a total that a generic counter of its
+  // process reached ("=== Epoch 3/3 ===" ... "==end-of-epoch 3=="): the end of the run's declared last
+  // unit, not of any unit.
+  bool at_total = false;
   // phase: the line starts a batch job's own work (an offline generation's progress bar, a CLI's
   // generation): unlike a server that reached ready, the log must end with a completion marker
   // (a `completes` phase) or the job is stalled in that phase.

@@ -99,7 +99,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
       "id",     "kind",     "pattern", "framework", "versions", "category",    "title",   "explanation", "fix",
       "reason", "summary",  "phase",   "completes", "progress", "replacement", "samples", "generic",     "frames",
       "fatal",  "explains", "hang",    "batch",     "dead",     "final",       "stack",   "exit",
-      "ends_at_total", "interrupted", "run_end"};
+      "ends_at_total", "interrupted", "run_end", "at_total"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -173,6 +173,11 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   if (rule.ends_at_total && !rule.progress) {
     return Status::InvalidArgument(
         fmt::format("{}: rule {}: only a progress counter ends at its total", where, rule.id));
+  }
+  rule.at_total = node["at_total"] && node["at_total"].as<bool>();
+  if (rule.at_total && !rule.completes) {
+    return Status::InvalidArgument(
+        fmt::format("{}: rule {}: only a phase that completes ends at a counter's total", where, rule.id));
   }
   rule.stack = node["stack"] && node["stack"].as<bool>();
   if (rule.stack && rule.kind != RuleKind::kPhase) {

@@ -86,6 +86,14 @@ TEST(RuleLoaderTest, RejectsBadRegexUnknownFieldsAndMissingSamples) {
   ASSERT_TRUE(run_counter.ok()) << run_counter.status().message();
   EXPECT_TRUE((*run_counter)[0].ends_at_total);
   EXPECT_FALSE(ParseRuleFile(std::string(counter) + "    samples: {match: [x 1]}\n", "f").ok());
+  // at_total: a completion marker only
+  const char* unit_end =
+      "rules:\n  - id: a\n    kind: phase\n    phase: training\n    pattern: 'end (?P<step>\\d+)'\n    at_total: "
+      "true\n";
+  auto last_unit = ParseRuleFile(std::string(unit_end) + "    completes: true\n    samples: {match: [end 3]}\n", "f");
+  ASSERT_TRUE(last_unit.ok()) << last_unit.status().message();
+  EXPECT_TRUE((*last_unit)[0].at_total);
+  EXPECT_FALSE(ParseRuleFile(std::string(unit_end) + "    samples: {match: [end 3]}\n", "f").ok());
 }
 
 TEST(RuleLoaderTest, CheckSamplesReportsMismatch) {
