@@ -258,6 +258,28 @@ bool RuleSet::DigitBlindPattern(std::string_view p) {
 
 namespace {
 
+// Runs re (which has capturing groups) on line; on a match calls take(name,
+// piece) for each named group that took part. Most rules have a few groups:
+// their submatches live on the stack.
+template <typename Take>
+bool MatchNamedGroups(const RE2& re, std::string_view line, Take take) {
+  const int groups = re.NumberOfCapturingGroups();
+  re2::StringPiece small[8];
+  std::vector<re2::StringPiece> large;
+  re2::StringPiece* sub = small;
+  if (groups + 1 > 8) {
+    large.resize(groups + 1);
+    sub = large.data();
+  }
+  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, sub, groups + 1)) {
+    return false;
+  }
+  for (const auto& [name, idx] : re.NamedCapturingGroups()) {
+    if (sub[idx].data() != nullptr) take(name, sub[idx]);
+  }
+  return true;
+}
+
 // The per-thread answers of digit-blind rules by line shape (RuleSet::Confirm).
 struct ShapeCache {
   static constexpr size_t kSlots = 256;
@@ -344,23 +366,11 @@ bool RuleSet::Confirm(size_t index, std::string_view line, Captures* captures) c
     slot.matched = RE2::PartialMatch(line, re);
     return slot.matched;
   }
-  re2::StringPiece small[8];
-  std::vector<re2::StringPiece> large;
-  re2::StringPiece* sub = small;
-  if (groups + 1 > 8) {
-    large.resize(groups + 1);
-    sub = large.data();
-  }
-  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, sub, groups + 1)) {
-    return false;
-  }
-  slot.matched = true;
-  for (const auto& [name, idx] : re.NamedCapturingGroups()) {
-    if (sub[idx].data() == nullptr) continue;
-    captures->emplace_back(name, std::string(sub[idx]));
-    slot.spans.push_back({name, static_cast<size_t>(sub[idx].data() - line.data()), sub[idx].size()});
-  }
-  return true;
+  slot.matched = MatchNamedGroups(re, line, [&](const std::string& name, re2::StringPiece piece) {
+    captures->emplace_back(name, std::string(piece));
+    slot.spans.push_back({name, static_cast<size_t>(piece.data() - line.data()), piece.size()});
+  });
+  return slot.matched;
 }
 
 bool RuleSet::Match(size_t index, std::string_view line, Captures* captures) const {
@@ -368,23 +378,9 @@ bool RuleSet::Match(size_t index, std::string_view line, Captures* captures) con
   if (!re.ok()) return false;  // a pattern the loader did not check
   int groups = re.NumberOfCapturingGroups();
   if (groups == 0 || !captures) return RE2::PartialMatch(line, re);
-  // Most rules have a few groups: their submatches live on the stack.
-  re2::StringPiece small[8];
-  std::vector<re2::StringPiece> large;
-  re2::StringPiece* sub = small;
-  if (groups + 1 > 8) {
-    large.resize(groups + 1);
-    sub = large.data();
-  }
-  if (!re.Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::UNANCHORED, sub, groups + 1)) {
-    return false;
-  }
-  if (captures) {
-    for (const auto& [name, idx] : re.NamedCapturingGroups()) {
-      if (sub[idx].data() != nullptr) captures->emplace_back(name, std::string(sub[idx]));
-    }
-  }
-  return true;
+  return MatchNamedGroups(re, line, [&](const std::string& name, re2::StringPiece piece) {
+    captures->emplace_back(name, std::string(piece));
+  });
 }
 
 std::string RuleSet::Redact(std::string_view text) const {
