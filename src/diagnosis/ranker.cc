@@ -327,6 +327,14 @@ void SetAsideTeardownAfterCompletion(const Findings& f, const rules::RuleSet& ru
       continue;
     }
     if ((e.kind != EventKind::kCxxTerminate && e.kind != EventKind::kSignal) || !after) return;  // a real error
+    // A phase first marked between the completion and the death is a new
+    // stage (an evaluation, a server started by the same pipeline): the death
+    // ended that stage, not the finished job's teardown.
+    const bool new_stage = std::any_of(f.phases.begin(), f.phases.end(), [&](const PhaseHit& ph) {
+      return !ph.completes && CausallyBefore(done->where, done->time, ph.where, ph.time, multi_file) &&
+             CausallyBefore(ph.where, ph.time, e.where, e.time, multi_file);
+    });
+    if (new_stage) return;
     teardown.push_back(i);
   }
   const bool died = std::any_of(teardown.begin(), teardown.end(), [&](size_t i) {

@@ -640,6 +640,23 @@ TEST(RankerTest, ANativeDeathAfterTheJobCompletedIsTeardownNoise) {
   Ranking s = Rank(f, *rules, false);
   ASSERT_TRUE(s.root);
   EXPECT_EQ(f.events[*s.root].where.line, 6);
+  // A stage begun after the marker (a server the same pipeline started) that then dies natively is
+  // not the finished job's teardown.
+  Event failed_save = f.events.back();
+  f.events.pop_back();
+  f.events[0].where.line = 7;
+  f.events[1].where.line = 8;
+  PhaseHit next_stage;
+  next_stage.phase = "weight-loading";
+  next_stage.rule = 3;
+  next_stage.process.key = "rank0";
+  next_stage.where = events::LineInfo{0, 6, "Loading safetensors checkpoint shards:   0% Completed | 0/4"};
+  f.phases.push_back(next_stage);
+  Ranking u = Rank(f, *rules, false);
+  ASSERT_TRUE(u.root);
+  EXPECT_EQ(f.events[*u.root].where.line, 7);
+  f.phases.pop_back();
+  f.events.push_back(failed_save);
   // A launcher's summary alone after the marker: a rank failed without a word, still a failure.
   f.events.erase(f.events.begin(), f.events.begin() + 2);
   f.events.pop_back();
