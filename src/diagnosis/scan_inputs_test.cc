@@ -9,6 +9,7 @@
 
 #include "diagnosis/block_pipeline.h"
 #include "diagnosis/log_scanner.h"
+#include "diagnosis/scan_patterns.h"
 #include "input/byte_source.h"
 #include "input/line_cleaner.h"
 #include "parse/line_parser.h"
@@ -32,6 +33,26 @@ std::vector<input::InputFile> GoldenLogs() {
   }
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
   return files;
+}
+
+// The binary loads the built-in rules from the copy precompile_rules
+// serialised at build time: it must equal the YAML parsed now, every field
+// (a field that Rule gains must be added to VisitRuleFields in rule_loader.cc).
+TEST(BuiltinRulesTest, SerialisedCopyEqualsTheYaml) {
+  ASSERT_TRUE(BuiltinRulesRegistered());
+  ASSERT_TRUE(rules::HaveSerialisedBuiltinRules());
+  auto loaded = rules::LoadBuiltinRules();
+  auto parsed = rules::ParseBuiltinRuleFiles();
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  ASSERT_EQ(loaded->size(), parsed->size());
+  for (size_t i = 0; i < parsed->size(); ++i) {
+    EXPECT_TRUE((*loaded)[i] == (*parsed)[i]) << (*parsed)[i].id << " differs: add its new field to VisitRuleFields";
+  }
+  auto again = rules::DeserializeRules(rules::SerializeRules(*parsed));
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(*again == *parsed);
+  EXPECT_FALSE(rules::DeserializeRules("\x05ab").ok());
 }
 
 std::string Describe(const Findings& f) {

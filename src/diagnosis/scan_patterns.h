@@ -25,6 +25,9 @@ inline std::vector<std::pair<unsigned, std::string>> StructuralScanPatterns() {
 // The built-in rules' database, compiled at build time (precompiled_rules.cc,
 // written by precompile_rules_main.cc).
 const rules::PrecompiledDatabase& PrecompiledBuiltinDatabase();
+// The same file registers the serialised built-in rules before main
+// (rules::RegisterBuiltinRules); true once it has.
+bool BuiltinRulesRegistered();
 
 }  // namespace faultline::diagnosis
 

@@ -78,10 +78,19 @@ std::string Redactor::JsonLine(const nlohmann::json& value) const {
 const Redactor& Secrets() {
   static const Redactor* secrets = [] {
     std::vector<Rule> rules;
-    for (const auto& [name, text] : EmbeddedRuleFiles()) {
-      if (name != "redact.yaml") continue;
-      auto parsed = ParseRuleFile(text, "rules/redact.yaml");
-      if (parsed.ok()) rules = std::move(*parsed);
+    if (HaveSerialisedBuiltinRules()) {  // the build-time copy: no YAML parse
+      auto all = LoadBuiltinRules();
+      if (all.ok()) {
+        for (auto& r : *all) {
+          if (r.source.starts_with("rules/redact.yaml:")) rules.push_back(std::move(r));
+        }
+      }
+    } else {
+      for (const auto& [name, text] : EmbeddedRuleFiles()) {
+        if (name != "redact.yaml") continue;
+        auto parsed = ParseRuleFile(text, "rules/redact.yaml");
+        if (parsed.ok()) rules = std::move(*parsed);
+      }
     }
     auto built = Redactor::Build(rules);
     if (!built.ok()) {

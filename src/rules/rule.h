@@ -103,6 +103,10 @@ struct Rule {
   std::vector<std::string> match_samples;
   std::vector<std::string> no_match_samples;
   std::string source;  // "rules/vllm.yaml:12"
+
+  // Every field: the build-time copy of the built-in rules (rule_loader.h SerializeRules) is checked
+  // against the YAML with it, so a new field must also be added to VisitRuleFields (rule_loader.cc).
+  bool operator==(const Rule&) const = default;
 };
 
 // A training mark: its line is the job's latest progress (kept per line, gated by literals). A stop's

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <type_traits>
 
 #include "rules/embedded_rules.h"
 #include "util/read_file.h"
@@ -297,9 +298,109 @@ bool IsTriageRuleFile(std::string_view yaml_text) {
   }
 }
 
+namespace {
+
+// Every field of a Rule, in one order, for SerializeRules and DeserializeRules.
+template <class R, class F>
+void VisitRuleFields(R& r, F&& f) {
+  f(r.id), f(r.kind), f(r.pattern), f(r.framework), f(r.versions), f(r.category), f(r.title);
+  f(r.explanation), f(r.fix), f(r.reason), f(r.summary), f(r.generic), f(r.frames), f(r.fatal);
+  f(r.hang), f(r.dead), f(r.run_end), f(r.explains), f(r.phase), f(r.completes), f(r.final_only);
+  f(r.exit_only), f(r.progress), f(r.ends_at_total), f(r.at_total), f(r.batch), f(r.stack);
+  f(r.interrupted), f(r.replacement), f(r.match_samples), f(r.no_match_samples), f(r.source);
+}
+
+void PutSize(std::string* out, size_t n) {
+  for (; n >= 0x80; n >>= 7) out->push_back(static_cast<char>((n & 0x7f) | 0x80));
+  out->push_back(static_cast<char>(n));
+}
+
+struct BlobReader {
+  std::string_view in;
+  bool ok = true;
+
+  size_t Size() {
+    size_t n = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (in.empty()) break;
+      const auto b = static_cast<unsigned char>(in.front());
+      in.remove_prefix(1);
+      n |= static_cast<size_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return n;
+    }
+    ok = false;
+    return 0;
+  }
+  void operator()(std::string& s) {
+    const size_t n = Size();
+    if (n > in.size()) {
+      ok = false;
+      return;
+    }
+    s.assign(in.substr(0, n));
+    in.remove_prefix(n);
+  }
+  void operator()(std::vector<std::string>& v) {
+    const size_t n = Size();
+    if (n > in.size()) {  // each string takes at least its length byte
+      ok = false;
+      return;
+    }
+    v.resize(n);
+    for (auto& s : v) (*this)(s);
+  }
+  void operator()(bool& b) { b = Size() != 0; }
+  void operator()(RuleKind& k) { k = static_cast<RuleKind>(Size()); }
+};
+
+// The built-in rules serialised at build time (RegisterBuiltinRules), when the binary has them.
+std::string_view g_builtin_blob;
+
+}  // namespace
+
+std::string SerializeRules(const std::vector<Rule>& rules) {
+  std::string out;
+  PutSize(&out, rules.size());
+  for (const auto& rule : rules) {
+    VisitRuleFields(rule, [&](const auto& v) {
+      using T = std::decay_t<decltype(v)>;
+      if constexpr (std::is_same_v<T, std::string>) {
+        PutSize(&out, v.size());
+        out += v;
+      } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+        PutSize(&out, v.size());
+        for (const auto& s : v) PutSize(&out, s.size()), out += s;
+      } else {
+        PutSize(&out, static_cast<size_t>(v));
+      }
+    });
+  }
+  return out;
+}
+
+Result<std::vector<Rule>> DeserializeRules(std::string_view blob) {
+  BlobReader in{blob};
+  const size_t n = in.Size();
+  if (!in.ok || n > blob.size()) return Status::InvalidArgument("serialised rules: truncated");
+  std::vector<Rule> rules(n);
+  for (auto& rule : rules) VisitRuleFields(rule, in);
+  if (!in.ok || !in.in.empty()) return Status::InvalidArgument("serialised rules: truncated or trailing bytes");
+  return rules;
+}
+
+void RegisterBuiltinRules(std::string_view blob) { g_builtin_blob = blob; }
+
+bool HaveSerialisedBuiltinRules() { return !g_builtin_blob.empty(); }
+
 Result<std::vector<Rule>> LoadBuiltinRules() {
-  // Parsing the YAML is most of triage's start-up: the files are parsed on
-  // several threads, the rules kept in file order.
+  if (!g_builtin_blob.empty()) return DeserializeRules(g_builtin_blob);
+  return ParseBuiltinRuleFiles();
+}
+
+Result<std::vector<Rule>> ParseBuiltinRuleFiles() {
+  // Parsing the YAML was most of triage's start-up (the binary now loads the
+  // build-time copy): the files are parsed on several threads, the rules kept
+  // in file order.
   const auto& files = EmbeddedRuleFiles();
   std::vector<std::optional<Result<std::vector<Rule>>>> parsed(files.size());
   auto parse = [&](size_t i) {

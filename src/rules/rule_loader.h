@@ -23,8 +23,22 @@ Result<std::vector<Rule>> LoadRuleFile(const std::string& path);
 // Whether a YAML file is a triage rule file (has a top-level rules: list).
 bool IsTriageRuleFile(std::string_view yaml_text);
 
-// The rule files compiled into the binary (rules/*.yaml at build time).
+// The rule files compiled into the binary (rules/*.yaml at build time): the
+// copy that precompile_rules parsed and serialised at build time when the
+// binary has one (RegisterBuiltinRules; parsing the YAML was most of
+// triage's start-up), else ParseBuiltinRuleFiles().
 Result<std::vector<Rule>> LoadBuiltinRules();
+// Always parses the embedded YAML (the build-time tools, the test that the
+// serialised copy equals it).
+Result<std::vector<Rule>> ParseBuiltinRuleFiles();
+
+// Rules to and from a compact byte string (every field of Rule).
+std::string SerializeRules(const std::vector<Rule>& rules);
+Result<std::vector<Rule>> DeserializeRules(std::string_view blob);
+// Called by the generated source (diagnosis/precompiled_rules.cc) before main;
+// `blob` stays valid for the process's life.
+void RegisterBuiltinRules(std::string_view blob);
+bool HaveSerialisedBuiltinRules();
 
 // Checks every rule's samples against its own pattern: each match sample must
 // match and each no_match sample must not. Returns one message per failure.
