@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <re2/re2.h>
 
 namespace faultline::diagnosis {
 namespace {
@@ -22,13 +21,6 @@ bool RunsAgain(const PhaseHit& ph, const rules::RuleSet& rules) {
 
 }  // namespace
 
-std::string LauncherAgent(std::string_view text) {
-  static const RE2 kGlog(R"((?:^|\s)[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +(\d+) \S+\.py:\d+\])");
-  std::string pid;
-  if (RE2::PartialMatch(text, kGlog, &pid)) return pid;
-  return "";
-}
-
 std::optional<events::LineInfo> LastRunStart(const Findings& f, const rules::RuleSet& rules) {
   std::vector<const events::Event*> ends;
   for (const auto& e : f.events) {
@@ -42,14 +34,15 @@ std::optional<events::LineInfo> LastRunStart(const Findings& f, const rules::Rul
     const int64_t line = end.where.line;
     auto after = [&](const events::LineInfo& w) { return w.file == file && w.line > line; };
     bool again = false;
-    // The same agent (a known pid) reports another run's end or is stopped later: it had relaunched.
-    const std::string agent = LauncherAgent(end.where.text);
-    if (!agent.empty()) {
+    // The same agent (a known pid: the parser's, from a glog header or a prefix) reports another run's
+    // end or is stopped later: it had relaunched.
+    const int64_t agent = end.process.pid;
+    if (agent >= 0) {
       for (size_t j = i + 1; j < ends.size() && !again; ++j) {
-        again = after(ends[j]->where) && LauncherAgent(ends[j]->where.text) == agent;
+        again = after(ends[j]->where) && ends[j]->process.pid == agent;
       }
       for (size_t s = 0; s < f.stops.size() && !again; ++s) {
-        again = after(f.stops[s].where) && LauncherAgent(f.stops[s].where.text) == agent;
+        again = after(f.stops[s].where) && f.stops[s].process.pid == agent;
       }
     }
     // A phase the launcher's process had passed before the run ended is reached again after it.

@@ -12,12 +12,8 @@
 
 namespace faultline::diagnosis {
 
-// The agent that printed a launcher line: the pid of a glog-style prefix ("E1202 02:56:20.446000 496
-// torch/distributed/elastic/...py:986] ..."), "" when the line has none.
-std::string LauncherAgent(std::string_view text);
-
 // Where the last run of the job starts: the line after the latest run end (an event matched by a
-// `run_end` rule) after which the job ran again - the same agent (a known pid) reported another run end
+// `run_end` rule) after which the job ran again - the same agent (a known process pid) reported another run end
 // or was stopped, or a phase mark of a process that had already passed it came again (its latest mark
 // after the run end, its first before). nullopt for a log of one run.
 std::optional<events::LineInfo> LastRunStart(const Findings& f, const rules::RuleSet& rules);

@@ -41,6 +41,7 @@ events::Event RunEnd(int64_t line, const std::string& agent) {
                          " torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: 1) local_rank: 1 "
                          "(pid: 549) of binary: /bin/python");
   e.message = "failed (exitcode: 1) local_rank: 1 (pid: 549) of binary: /bin/python";
+  e.process.pid = std::stoll(agent);  // what the parser reads from the glog header
   e.matches.push_back(events::RuleMatch{0, {}, line});
   return e;
 }
@@ -50,13 +51,6 @@ events::Event Error(int64_t line, const std::string& message) {
   e.where = At(line, message);
   e.message = message;
   return e;
-}
-
-TEST(RunsTest, LauncherAgentIsTheGlogPid) {
-  EXPECT_EQ(LauncherAgent("E1202 02:56:20.446000 496 torch/distributed/elastic/multiprocessing/api.py:986] failed"),
-            "496");
-  EXPECT_EQ(LauncherAgent("[rank1]: W1202 02:57:33.506000 12 torch/x.py:7] y"), "12");
-  EXPECT_EQ(LauncherAgent("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1)"), "");
 }
 
 TEST(RunsTest, OneRunEndIsNoRelaunch) {
@@ -102,9 +96,11 @@ TEST(RunsTest, TheSameAgentStoppedLaterDropsTheEarlierRunsCrashAndStops) {
   f.events.push_back(RunEnd(20, "496"));
   StopHit early;
   early.where = At(15, "W1202 02:56:19.000000 496 torch/distributed/elastic/agent/server/api.py:739] Received 2 death signal");
+  early.process.pid = 496;
   f.stops.push_back(early);
   StopHit stop;
   stop.where = At(60, "W1202 02:57:33.506000 496 torch/distributed/elastic/agent/server/api.py:739] Received 15 death signal");
+  stop.process.pid = 496;
   f.stops.push_back(stop);
   ProgressMark old;
   old.where = At(8, "[rank 0] step 5/50");

@@ -152,6 +152,21 @@ TEST(LineParserTest, PlainExceptionLineIsUntouched) {
   EXPECT_EQ(p.message, "ValueError: boom");
 }
 
+TEST(LineParserTest, GlogHeaderCarriesTheAgentsPid) {
+  // torchrun's elastic agent (tests/real torchrun-gpu-relaunch-*): the pid after the clock is the agent's,
+  // what tells one agent's relaunches apart from another node's agent (diagnosis/runs.cc).
+  auto p = ParseLine(
+      "E1202 02:56:20.446000 496 torch/distributed/elastic/multiprocessing/api.py:986] failed (exitcode: 1) "
+      "local_rank: 1 (pid: 549) of binary: /bin/python");
+  EXPECT_EQ(p.format, "glog");
+  EXPECT_EQ(p.pid, 496);
+  EXPECT_EQ(p.level, Level::kError);
+  EXPECT_EQ(p.source, "torch/distributed/elastic/multiprocessing/api.py:986");
+  // A rank prefix outside it keeps the header's pid; a line without one has none.
+  EXPECT_EQ(ParseLine("[rank1]: W1202 02:57:33.506000 12 torch/x.py:7] y").pid, 12);
+  EXPECT_EQ(ParseLine("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1)").pid, -1);
+}
+
 TEST(LineParserTest, TslHeaderOfXlaAndJax) {
   // TensorFlow/XLA's C++ logging, as JAX prints it (tests/real/jax-grain-k8s-task-restarted-different-incarnation).
   const std::string line =
