@@ -281,7 +281,7 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
   bool is_exit = false;
   std::string signal;
   static const RE2 kTerminateType(R"(terminate called after throwing an instance of '([^']+)')");
-  static const RE2 kKernelAssertRe(R"(Assertion .* failed)");
+  static const RE2 kKernelAssertRe(R"(Assertion .* failed|Assertion failed: [\w./-]+:\d+)");
   std::string type_name;
   if ((line.structure & kTerminate) && RE2::PartialMatch(msg, kTerminateType, &type_name)) {
     e.kind = EventKind::kCxxTerminate;

@@ -125,6 +125,20 @@ TEST(EventBuilderTest, RepeatedKernelAssertionsFoldIntoOne) {
   EXPECT_EQ(h.events[0].repeats, 2);
 }
 
+TEST(EventBuilderTest, DeviceAssertWithFileAndLineIsAKernelAssertion) {
+  // deep_gemm's DG_DEVICE_ASSERT: "Assertion failed: FILE:LINE, condition: EXPR"; TRT-LLM's
+  // "Assertion failed: <message>" (no FILE:LINE) is no kernel assertion.
+  Harness h;
+  h.Feed({
+      "Assertion failed: deep_gemm/include/deep_gemm/impls/smxx_layout.cuh:131, condition: (values[j] & 0x807fffffu) == 0",
+      "",
+      "[TensorRT-LLM][ERROR] Assertion failed: FP8 FMHA cannot be enabled",
+  });
+  ASSERT_GE(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].kind, EventKind::kCudaKernelAssert);
+  for (size_t i = 1; i < h.events.size(); ++i) EXPECT_NE(h.events[i].kind, EventKind::kCudaKernelAssert);
+}
+
 TEST(EventBuilderTest, SignalsExitCodesAndPlainErrors) {
   Harness h;
   h.Feed({

@@ -16,7 +16,9 @@ const std::vector<std::pair<uint32_t, std::string>>& StructuralPatterns() {
       {kTerminate, R"(terminate called|what\(\):)"},
       {kSignalShape,
        R"(Segmentation fault|Fatal Python error|Bus error|Aborted|core dumped|Killed|SIGSEGV|SIGABRT|SIGBUS|SIGKILL|SIGTERM|SIGILL|SIGFPE|oom[-_]kill event|Out Of Memory)"},
-      {kKernelAssert, R"(Assertion .{0,600} failed)"},
+      // "Assertion `cond` failed" (assert() in a kernel or in C), and a device assert printed as
+      // "Assertion failed: FILE:LINE, ..." (deep_gemm's DG_DEVICE_ASSERT).
+      {kKernelAssert, R"(Assertion .{0,600} failed|Assertion failed: [\w./-]+:\d+)"},
       {kNcclWarn, R"(NCCL WARN)"},
       {kExitShape, R"((?i)exit ?code|exited with|return code)"},
       {kFrameLine, R"(File "[^"]{1,400}", line \d+)"},

@@ -1,5 +1,6 @@
 #include "parse/line_parser.h"
 
+#include <cctype>
 #include <cstring>
 
 namespace faultline::parse {
@@ -466,6 +467,25 @@ bool PythonLoggingHeader(sv s, size_t* pos, ParsedLine* out) {
   return true;
 }
 
+// Python logging without a time: "%(name)s - %(levelname)s - %(message)s" ("lmdeploy - ERROR - base.py:55
+// - AttributeError: ..."), which a paste also leaves when it cut the asctime off the line's front. The
+// logger name is a dotted identifier, and the level must sit between two " - " separators.
+bool NameLevelHeader(sv s, size_t* pos, ParsedLine* out) {
+  size_t p = *pos;
+  size_t e = p;
+  while (e < s.size() && (std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '_' || s[e] == '.')) ++e;
+  if (e == p || e - p > 80 || s.substr(e, 3) != " - ") return false;
+  size_t r = e + 3;
+  size_t le = r;
+  while (le < s.size() && IsUpper(s[le])) ++le;
+  Level level = LevelFromWord(s.substr(r, le - r));
+  if (level == Level::kUnknown || s.substr(le, 3) != " - ") return false;
+  out->level = level;
+  out->format = "python";
+  *pos = le + 3;
+  return true;
+}
+
 }  // namespace
 
 ParsedLine ParseLine(std::string_view line) {
@@ -486,6 +506,9 @@ ParsedLine ParseLine(std::string_view line) {
       header_seen = matched;
     } else if (!header_seen && IsDigit(c)) {
       matched = TslHeader(line, &pos, &out) || PythonLoggingHeader(line, &pos, &out);
+      header_seen = matched;
+    } else if (!header_seen && c >= 'a' && c <= 'z') {
+      matched = NameLevelHeader(line, &pos, &out);
       header_seen = matched;
     }
     if (!matched && !header_seen && c != '(' && c != ' ') {

@@ -138,6 +138,21 @@ TEST(LineParserTest, GlogAndPythonLogging) {
   EXPECT_EQ(basic.message, "Setting OMP_NUM_THREADS");
 }
 
+TEST(LineParserTest, PythonLoggingNameAndLevelWithoutTime) {
+  // "%(name)s - %(levelname)s - %(message)s", or a paste that cut the asctime off the line's front.
+  auto p = ParseLine("lmdeploy - ERROR - base.py:55 - AttributeError: 'Qwen3VLConfig' object has no attribute 'hidden_size'");
+  EXPECT_EQ(p.level, Level::kError);
+  EXPECT_EQ(p.format, "python");
+  EXPECT_EQ(p.message, "base.py:55 - AttributeError: 'Qwen3VLConfig' object has no attribute 'hidden_size'");
+  auto info = ParseLine("vllm.engine.metrics - INFO - Avg prompt throughput: 1.0 tokens/s");
+  EXPECT_EQ(info.level, Level::kInfo);
+  EXPECT_EQ(info.message, "Avg prompt throughput: 1.0 tokens/s");
+  // Not a level between two " - " separators: plain text stays plain.
+  EXPECT_EQ(ParseLine("step - ERRORS - none").level, Level::kUnknown);
+  EXPECT_EQ(ParseLine("loss - 0.25 - ERROR").level, Level::kUnknown);
+  EXPECT_EQ(ParseLine("error - ERROR").level, Level::kUnknown);
+}
+
 TEST(LineParserTest, DeepSpeedLauncher) {
   auto p = ParseLine("[2025-05-09 15:14:59,123] [INFO] [launch.py:256:main] process 123 spawned");
   EXPECT_EQ(p.level, Level::kInfo);
