@@ -16,6 +16,7 @@
 #include "input/line_reader.h"
 #include "input/newest_first.h"
 #include "parse/line_parser.h"
+#include "rules/digit_shape.h"
 
 namespace faultline::diagnosis {
 
@@ -770,21 +771,15 @@ std::vector<bool> ReusableRules(const rules::RuleSet& rules, const std::vector<b
 // Same length, and the same bytes but where both hold a digit.
 bool SameDigitShape(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
-  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-  auto shape = [](uint64_t w) {
-    const uint64_t low7 = w & ~kHigh;
-    const uint64_t digits = (low7 + (0x80 - '0') * kOnes) & ~(low7 + (0x80 - '9' - 1) * kOnes) & ~w & kHigh;
-    return w & ~((digits >> 7) * 0x0F);
-  };
   size_t i = 0;
   for (; i + 8 <= a.size(); i += 8) {
     uint64_t wa, wb;
     std::memcpy(&wa, a.data() + i, 8);
     std::memcpy(&wb, b.data() + i, 8);
-    if (wa != wb && shape(wa) != shape(wb)) return false;
+    if (wa != wb && rules::ZeroDigits8(wa) != rules::ZeroDigits8(wb)) return false;
   }
   for (; i < a.size(); ++i) {
-    const bool da = a[i] >= '0' && a[i] <= '9', db = b[i] >= '0' && b[i] <= '9';
+    const bool da = rules::IsAsciiDigit(a[i]), db = rules::IsAsciiDigit(b[i]);
     if (a[i] != b[i] && !(da && db)) return false;
   }
   return true;

@@ -34,6 +34,17 @@ bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 bool PythonLineStart(std::string_view line) {
   static const RE2 kStart(
       R"((?:Traceback \(most recent call last\):|  File "[^"]+", line \d+|(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit)(?::|$)))");
+  // Most lines start none of them (the learner asks at every token boundary
+  // of every sample line): an exception's name is the first run of word
+  // characters and dots, and holds one of the four words.
+  if (!line.starts_with("Traceback (") && !line.starts_with("  File \"")) {
+    size_t run = 0;
+    while (run < line.size() && (IsWord(line[run]) && line[run] != '-')) ++run;
+    const std::string_view name = line.substr(0, run);
+    if (name.find("Error") == std::string_view::npos && name.find("Exception") == std::string_view::npos &&
+        name.find("Interrupt") == std::string_view::npos && name.find("Exit") == std::string_view::npos)
+      return false;
+  }
   re2::StringPiece rest(line.data(), line.size());
   return RE2::Consume(&rest, kStart);
 }

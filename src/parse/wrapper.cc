@@ -105,6 +105,14 @@ bool WrapperSet::PeelOne(size_t layer, std::string_view line, std::string* scrat
                          Captures* captures) const {
   const WrapperSpec& spec = specs_[layer];
   if (const RE2* re = compiled_[layer].get()) {
+    if (!captures) {  // the match's extent only (detection: every spec on every sample line): RE2's DFA
+      re2::StringPiece whole;
+      if (!re->Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::ANCHOR_START, &whole, 1)) {
+        return false;
+      }
+      *inner = line.substr(whole.size());
+      return true;
+    }
     const int groups = re->NumberOfCapturingGroups();
     std::vector<re2::StringPiece> sub(static_cast<size_t>(groups) + 1);
     if (!re->Match(re2::StringPiece(line.data(), line.size()), 0, line.size(), RE2::ANCHOR_START, sub.data(),

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "rules/digit_shape.h"
+
 namespace faultline::rules {
 
 bool RuleSet::MarksSteps(const Rule& rule) {
@@ -303,7 +305,6 @@ struct ShapeCache {
 
 // Writes line with every ASCII digit made '0' to *out; returns its hash.
 uint64_t DigitShape(std::string_view line, std::string* out) {
-  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
   out->resize(line.size());
   char* o = out->data();
   const char* p = line.data();
@@ -317,17 +318,13 @@ uint64_t DigitShape(std::string_view line, std::string* out) {
   for (; i + 8 <= n; i += 8) {
     uint64_t w;
     std::memcpy(&w, p + i, 8);
-    const uint64_t low7 = w & ~kHigh;
-    const uint64_t ge0 = low7 + (0x80 - '0') * kOnes;  // high bit: low 7 bits >= '0' (no carry out of a byte)
-    const uint64_t ge10 = low7 + (0x80 - '9' - 1) * kOnes;
-    const uint64_t digits = ge0 & ~ge10 & ~w & kHigh;  // ASCII bytes '0'..'9'
-    w &= ~((digits >> 7) * 0x0F);                     // '0' + d -> '0'
+    w = ZeroDigits8(w);
     std::memcpy(o + i, &w, 8);
     mix(w);
   }
   uint64_t tail = 0;
   for (size_t k = 0; i < n; ++i, ++k) {
-    char c = IsDigit(p[i]) ? '0' : p[i];
+    char c = IsAsciiDigit(p[i]) ? '0' : p[i];
     o[i] = c;
     tail |= static_cast<uint64_t>(static_cast<unsigned char>(c)) << (8 * k);
   }
