@@ -202,6 +202,24 @@ TEST_F(TriageE2eTest, ReadsStdinGzipAndZstdAlike) {
   EXPECT_EQ(json::parse(zst.out)["inputs"][0]["format"], "zstd");
 }
 
+TEST_F(TriageE2eTest, AHeaderThatAnnouncesAListKeepsEveryItem) {
+  // tests/real/torchrun-gpu-ddp-state-dict-reloaded-into-bare-model-module-prefix-keys: the second item
+  // says the keys carry the DDP wrapper's prefix; advice after the items is left out.
+  Write("train.log",
+        "Traceback (most recent call last):\n"
+        "  File \"t.py\", line 21, in <module>\n"
+        "RuntimeError: Error(s) in loading state_dict for Net:\n"
+        "\tMissing key(s) in state_dict: \"encoder.weight\". \n"
+        "\tUnexpected key(s) in state_dict: \"module.encoder.weight\". \n");
+  CommandResult r = Triage("--json train.log");
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  json j = json::parse(r.out);
+  const std::string m = j["root_cause"]["message"];
+  EXPECT_NE(m.find("Missing key(s) in state_dict: \"encoder.weight\""), std::string::npos) << m;
+  EXPECT_NE(m.find("Unexpected key(s) in state_dict: \"module.encoder.weight\""), std::string::npos) << m;
+  EXPECT_EQ(j["root_cause"]["line"], 4);
+}
+
 TEST_F(TriageE2eTest, DirectoryOfPerRankLogsIsMergedByTimestamp) {
   // rank1.log sorts after rank0.log but its error happened first.
   Write("rank0.log",

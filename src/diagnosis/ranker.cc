@@ -55,6 +55,20 @@ std::string Masked(const std::string& s) {
   return out;
 }
 
+// A Python traceback the interpreter printed on its way out: its outermost frame is the script's
+// top level (`in <module>`, or runpy's `_run_module_as_main` for `python -m`). That process ended.
+bool DiedUncaught(const Event& e) {
+  if (e.kind != EventKind::kPythonTraceback || e.cut_off) return false;
+  for (const auto& c : e.context) {
+    std::string_view t = c.text;
+    if (t.find("File \"") == std::string_view::npos || t.find("\", line ") == std::string_view::npos) continue;
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\r')) t.remove_suffix(1);
+    auto ends = [&](std::string_view s) { return t.size() >= s.size() && t.substr(t.size() - s.size()) == s; };
+    return ends("in <module>") || ends("in _run_module_as_main");
+  }
+  return false;
+}
+
 std::string Where(const Event& e) {
   return fmt::format("line {}{}", e.where.line, e.process.key.empty() ? "" : fmt::format(" ({})", e.process.key));
 }
@@ -399,6 +413,10 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
       const parse::Timestamp& mark_time = later_mark ? ph.last_time : ph.time;
       // A line that says only that the process ended (exit_only) follows a crash too: no recovery.
       if (ph.completes && rules.rules()[ph.rule].exit_only) continue;
+      // Training progress after a traceback that ended its process is not that process going on: in a
+      // merged stream it is another rank's, or the dead rank's own stdout, flushed after its unbuffered
+      // stderr (mpirun, a shell's `2>&1`). A completion or a ready server after it still counts.
+      if (idx == rules::PhaseIndex("training") && !ph.completes && DiedUncaught(ev[i])) continue;
       if (((idx >= rules::PhaseIndex("ready") && idx <= rules::PhaseIndex("training")) || ph.completes) &&
           ph.process.key == ev[i].process.key && CausallyBefore(ev[i].where, ev[i].time, mark, mark_time, multi_file)) {
         recovered[i] = true;

@@ -616,6 +616,43 @@ TEST(RankerTest, AnExitLineAfterACrashDoesNotRecoverItButASuccessReportDoes) {
   EXPECT_EQ(s.recovered.size(), 1u);
 }
 
+TEST(RankerTest, TrainingLinesAfterATracebackThatEndedItsProcessDoNotRecoverIt) {
+  // tests/real/mpirun-mpi4py-rank1-shard-indexerror-rank0-left-in-allreduce-timeout: rank 1's uncaught
+  // IndexError (stderr, unbuffered) comes before the ranks' step lines (stdout, flushed later) in
+  // mpirun's merged, unprefixed stream; the job then stalls.
+  auto rules = TestRules();
+  Findings f;
+  Event e = Make(EventKind::kPythonTraceback, 5, "IndexError: list index out of range");
+  e.context = {events::LineInfo{0, 1, "Traceback (most recent call last):"},
+               events::LineInfo{0, 2, "  File \"/work/s9_mpi.py\", line 8, in <module>"}};
+  f.events.push_back(e);
+  PhaseHit steps;
+  steps.phase = "training";
+  steps.rule = 3;
+  steps.where = events::LineInfo{0, 6, "rank 0 step 1 total 19900"};
+  steps.last = events::LineInfo{0, 11, "rank 1 step 3 total 19900"};
+  f.phases.push_back(steps);
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 5);
+  // A traceback caught and logged inside a function (its outermost frame is not the top level) is
+  // followed by training that went on: recovered, as before.
+  f.events[0].context[1].text = "  File \"/work/train.py\", line 80, in train_step";
+  Ranking s = Rank(f, *rules, false);
+  EXPECT_FALSE(s.root);
+  EXPECT_EQ(s.recovered.size(), 1u);
+  // A completion after the dead process's traceback (a relaunch that finished) still recovers it.
+  f.events[0].context[1].text = "  File \"/work/s9_mpi.py\", line 8, in <module>";
+  PhaseHit done;
+  done.phase = "training";
+  done.completes = true;
+  done.rule = 12;
+  done.where = events::LineInfo{0, 20, "Successfully completed."};
+  f.phases.push_back(done);
+  Ranking u = Rank(f, *rules, false);
+  EXPECT_FALSE(u.root);
+}
+
 TEST(RankerTest, ANativeDeathAfterTheJobCompletedIsTeardownNoise) {
   // tests/real/torchtitan-torchrun-60m-training-completed-then-sigabrt-at-process-group-destroy-healthy:
   // "Training completed", then an abort with no Python frame at exit and torchrun's summary of it.

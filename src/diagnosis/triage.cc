@@ -347,7 +347,26 @@ void FillRootCause(const Findings& f, const Ranking& ranking, const rules::RuleS
     const bool announces_more = !head.empty() && head.back() == ':';
     if (auto detail = SpecificContinuation(e, announces_more || (sig && rules.rules()[*sig].generic))) {
       std::string storage;
-      rc.message = rb.Redact(e.message + " \u2014 " + std::string(TrimmedMessage(detail->text, &storage)));
+      std::string message = e.message + " \u2014 " + std::string(TrimmedMessage(detail->text, &storage));
+      // A header that announces a list ("Error(s) in loading state_dict for Net:") goes on for every
+      // item: the second ("Unexpected key(s) ... \"module.encoder.weight\"") can be the one that says why.
+      if (announces_more) {
+        constexpr size_t kMaxItems = 4;
+        size_t items = 1;
+        bool after = false;
+        for (const auto& c : e.continuation) {
+          if (c.file == detail->file && c.line == detail->line) {
+            after = true;
+            continue;
+          }
+          if (!after || items >= kMaxItems) continue;
+          std::string_view m = TrimmedMessage(c.text, &storage);
+          if (m.empty() || IsAdvice(m)) break;
+          message += " \u2014 " + std::string(m);
+          ++items;
+        }
+      }
+      rc.message = rb.Redact(message);
       rc.message_start = rc.where;
       rc.where = rb.Ref(*detail);
     }
