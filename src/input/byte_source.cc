@@ -242,6 +242,23 @@ class TextSource : public ByteSource {
   int64_t raw_bytes_read() const override { return inner_->raw_bytes_read(); }
 
   Result<size_t> Read(char* buf, size_t n) override {
+    if (pos_ == out_.size() && encoding_ == Encoding::kUtf8 && !cr_only_ && n >= kTextChunk && deferred_.ok() &&
+        !eof_) {
+      // UTF-8 needs no conversion: the chunk Fill() would read goes straight
+      // to the caller (one copy less on the reader's serial path).
+      auto r = inner_->Read(buf, kTextChunk);
+      if (!r.ok()) {
+        eof_ = true;
+        return r.status();
+      }
+      if (*r == 0) {
+        eof_ = true;
+        return size_t{0};
+      }
+      Status st = CheckLineEnds(std::string_view(buf, *r));
+      if (!st.ok()) deferred_ = st;
+      return *r;
+    }
     while (pos_ == out_.size()) {
       out_.clear();
       pos_ = 0;
@@ -367,8 +384,8 @@ class TextSource : public ByteSource {
   }
 
   // The cap on data without a line end (random text, a stuck writer).
-  Status CheckLineEnds(size_t from) {
-    std::string_view added(out_.data() + from, out_.size() - from);
+  Status CheckLineEnds(size_t from) { return CheckLineEnds(std::string_view(out_.data() + from, out_.size() - from)); }
+  Status CheckLineEnds(std::string_view added) {
     size_t nl = added.rfind('\n');
     without_newline_ = nl == std::string_view::npos ? without_newline_ + static_cast<int64_t>(added.size())
                                                     : static_cast<int64_t>(added.size() - nl - 1);
