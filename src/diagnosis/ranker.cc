@@ -399,9 +399,11 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     return CausallyBefore(ev[a].where, ev[a].time, ev[b].where, ev[b].time, multi_file);
   });
 
-  // Recovered: the same process reached ready/training after the error.
+  // Recovered: the same process reached ready/training after the error. A traceback Python's
+  // unraisable hook printed ("Exception ignored in: ...") was swallowed: the process went on.
   std::vector<bool> recovered(ev.size(), false);
   for (size_t i = 0; i < ev.size(); ++i) {
+    if (ev[i].ignored) recovered[i] = true;
     for (const auto& ph : f.phases) {
       if (ph.interrupted) continue;  // a stop's traceback: where the process was, not progress after an error
       int idx = rules::PhaseIndex(ph.phase);

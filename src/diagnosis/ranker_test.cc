@@ -124,6 +124,21 @@ TEST(RankerTest, EarliestFatalErrorWinsAndLaterOnesAreCascade) {
   EXPECT_EQ(r.cascade[1].reason, "the parent reports a child failure");
 }
 
+TEST(RankerTest, ATracebackPythonIgnoredIsNoRootCause) {
+  // "Exception ignored in: <function X.__del__>": the unraisable hook swallowed it; a real error
+  // later is the root cause, and alone the ignored one leaves no root cause at all.
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(Make(EventKind::kPythonTraceback, 9, "OSError: [Errno 9] Bad file descriptor"));
+  f.events.back().ignored = true;
+  Ranking r = Rank(f, *rules, false);
+  EXPECT_FALSE(r.root);
+  f.events.push_back(Make(EventKind::kPythonTraceback, 30, "ValueError: bad"));
+  r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 30);
+}
+
 TEST(RankerTest, StrongBeatsEarlierWeakUnlessASignatureKnowsTheWeakOne) {
   auto rules = TestRules();
   Findings f;

@@ -71,6 +71,10 @@ struct Event {
   // A traceback printed under a chain marker after an earlier event of its
   // process had closed (build output in between): it re-raises that one.
   bool chained = false;
+  // A traceback that Python's unraisable-exception hook printed ("Exception ignored in: <function
+  // X.__del__ ...>" right above it: a destructor, a finalizer, a callback at interpreter exit): the
+  // exception was swallowed and the process went on, so it never ends a process by itself.
+  bool ignored = false;
 };
 
 }  // namespace faultline::events

@@ -259,6 +259,8 @@ void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
   ps.traceback_indent = LeadingBlanks(p.message);
   e.chained = ps.chain_marker_line >= 0 && e.where.line - ps.chain_marker_line <= 3;
   ps.chain_marker_line = -1;
+  e.ignored = ps.ignored_line >= 0 && e.where.line - ps.ignored_line <= 2;
+  ps.ignored_line = -1;
   AddContext(e, line);
   ps.pending = std::move(e);
   ps.has_pending = true;
@@ -463,6 +465,10 @@ void EventBuilder::Add(const LineView& line) {
   }
 
   if (chain_marker) ps.chain_marker_line = Info(line).line;
+  if ((line.structure & kIgnoredMarker) &&
+      msg.substr(std::min(msg.size(), LeadingBlanks(msg))).starts_with("Exception ignored in")) {
+    ps.ignored_line = Info(line).line;
+  }
   if (warning_header && ps.state == State::kIdle) ps.in_warning = true;
   if (traceback_start || orphan_frame) {
     StartTraceback(ps, line);

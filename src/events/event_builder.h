@@ -85,6 +85,9 @@ class EventBuilder {
     // such a frame was seen; `after_flat_frame` on the line right after one.
     bool flat = false;
     bool after_flat_frame = false;
+    // The line of the latest "Exception ignored in: ..." of this process (Python's unraisable hook):
+    // the traceback right under it was swallowed (Event::ignored).
+    int64_t ignored_line = -1;
   };
 
   void Emit(ProcessState& ps);

@@ -329,6 +329,27 @@ TEST(EventBuilderTest, ATracebackWithoutItsExceptionLineIsMarkedCutOff) {
   EXPECT_TRUE(h.events[0].cut_off);
 }
 
+TEST(EventBuilderTest, ATracebackUnderExceptionIgnoredInIsMarkedIgnored) {
+  // Python's unraisable hook (a destructor at interpreter exit) swallowed the exception: the event is
+  // kept, marked ignored; a traceback later in the same process is an ordinary one.
+  Harness h;
+  h.Feed({
+      "Exception ignored in: <function Pool.__del__ at 0x7ffb16c40e00>",
+      "Traceback (most recent call last):",
+      "  File \"/usr/local/lib/python3.11/multiprocessing/pool.py\", line 271, in __del__",
+      "    self._change_notifier.put(None)",
+      "OSError: [Errno 9] Bad file descriptor",
+      "Traceback (most recent call last):",
+      "  File \"/w/train.py\", line 3, in <module>",
+      "ValueError: bad",
+  });
+  ASSERT_EQ(h.events.size(), 2u);
+  EXPECT_EQ(h.events[0].where.line, 5);
+  EXPECT_TRUE(h.events[0].ignored);
+  EXPECT_EQ(h.events[1].where.line, 8);
+  EXPECT_FALSE(h.events[1].ignored);
+}
+
 TEST(EventBuilderTest, ATracebackUnderAChainMarkerAfterBuildOutputIsChained) {
   // flashinfer's JIT (sglang GB10 log, tests/real): the RuntimeError's message
   // carries ninja's output, whose compiler error closes it; the chain goes on.

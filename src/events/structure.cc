@@ -23,6 +23,7 @@ const std::vector<std::pair<uint32_t, std::string>>& StructuralPatterns() {
       {kExitShape, R"((?i)exit ?code|exited with|return code)"},
       {kFrameLine, R"(File "[^"]{1,400}", line \d+)"},
       {kWarningHeader, R"(\.py:\d+: [A-Z]\w*Warning: )"},
+      {kIgnoredMarker, R"(Exception ignored in)"},
       {kCompilerError,
        R"([\w.+-]+:\d+(:\d+)?: (fatal )?error: |\(\d+\): (catastrophic )?error: |CMake Error|nvcc fatal|ninja: build stopped|fatal error: |LLVM ERROR: |^(error|fatal): |^g?make(\[\d+\])?: (\*\*\* |[^ ]+: No such file or directory)|^Hunk #\d+ FAILED|Reversed \(or previously applied\) patch detected)"},
   };
