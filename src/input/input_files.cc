@@ -31,6 +31,19 @@ bool LooksBinary(std::string_view head) {
         i += 8;
         continue;
       }
+      if ((w & kHigh) == 0) {  // ASCII with a control byte or more (a line end): those bytes alone
+        constexpr uint64_t kUp = 0x6060606060606060ull;  // + 0x60: the high bit set for bytes >= 0x20, no carry
+        for (uint64_t low = ~(w + kUp) & kHigh; low != 0; low &= low - 1) {
+          const auto c = static_cast<unsigned char>(w >> (__builtin_ctzll(low) & ~7));
+          if (c == 0) {
+            ++nul;
+          } else if (c != '\n' && c != '\r' && c != '\t' && c != '\x1b' && c != '\b' && c != '\f') {
+            ++control;
+          }
+        }
+        i += 8;
+        continue;
+      }
     }
     auto c = static_cast<unsigned char>(head[i]);
     if (c < 0x80) {

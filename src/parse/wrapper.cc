@@ -175,12 +175,23 @@ WrapperStack WrapperSet::Detect(const std::vector<std::string_view>& first_lines
       size_t hits = 0, peeled = 0;
       std::string scratch;
       std::string_view inner;
-      for (auto l : lines) {
+      const double needed = specs_[i].min_share * static_cast<double>(lines.size());
+      bool hopeless = false;
+      for (size_t k = 0; k < lines.size(); ++k) {
+        // A spec that can no longer peel its share, or as many lines as the
+        // best so far, cannot win: the rest of its lines are not tried.
+        const size_t most = hits + (lines.size() - k);
+        if (static_cast<double>(most) < needed || most < best_hits) {
+          hopeless = true;
+          break;
+        }
+        const std::string_view l = lines[k];
         if (!PeelOne(i, l, &scratch, &inner, nullptr)) continue;
         ++hits;
         peeled += l.size() > inner.size() ? l.size() - inner.size() : 1;
       }
-      if (hits == 0 || static_cast<double>(hits) < specs_[i].min_share * static_cast<double>(lines.size())) continue;
+      if (hopeless) continue;
+      if (hits == 0 || static_cast<double>(hits) < needed) continue;
       if (hits > best_hits || (hits == best_hits && peeled > best_peeled))
         best = i, best_hits = hits, best_peeled = peeled;
     }
