@@ -69,6 +69,11 @@ bool DiedUncaught(const Event& e) {
   return false;
 }
 
+bool Unrecoverable(const Event& e, const rules::RuleSet& rules) {
+  auto sig = FirstRuleOfKind(e, rules, RuleKind::kSignature);
+  return sig && rules.rules()[*sig].unrecoverable;
+}
+
 std::string Where(const Event& e) {
   return fmt::format("line {}{}", e.where.line, e.process.key.empty() ? "" : fmt::format(" ({})", e.process.key));
 }
@@ -419,6 +424,8 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
       // merged stream it is another rank's, or the dead rank's own stdout, flushed after its unbuffered
       // stderr (mpirun, a shell's `2>&1`). A completion or a ready server after it still counts.
       if (idx == rules::PhaseIndex("training") && !ph.completes && DiedUncaught(ev[i])) continue;
+      // An error that left the process without its GPU is not undone by the process going on.
+      if (!ph.completes && Unrecoverable(ev[i], rules)) continue;
       if (((idx >= rules::PhaseIndex("ready") && idx <= rules::PhaseIndex("training")) || ph.completes) &&
           ph.process.key == ev[i].process.key && CausallyBefore(ev[i].where, ev[i].time, mark, mark_time, multi_file)) {
         recovered[i] = true;

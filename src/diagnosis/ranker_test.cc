@@ -88,6 +88,12 @@ rules:
     completes: true
     pattern: '^Successfully completed\.$'
     samples: {match: ['Successfully completed.']}
+  - id: t.driver-too-old
+    unrecoverable: true
+    pattern: 'The NVIDIA driver on your system is too old'
+    explanation: e
+    fix: f
+    samples: {match: ['RuntimeError: The NVIDIA driver on your system is too old (found version 12060).']}
 )",
                                     "t.yaml");
   EXPECT_TRUE(rules.ok()) << rules.status().message();
@@ -666,6 +672,28 @@ TEST(RankerTest, TrainingLinesAfterATracebackThatEndedItsProcessDoNotRecoverIt) 
   f.phases.push_back(done);
   Ranking u = Rank(f, *rules, false);
   EXPECT_FALSE(u.root);
+}
+
+TEST(RankerTest, AServerThatCameUpWithoutItsGpuDidNotRecover) {
+  // tests/real/nemo-asr-server-preload-model-instantiation-failed-nvidia-driver-too-old: the engine's
+  // load fails on the driver, the app catches it and uvicorn comes up serving no engine.
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(WithRule(Make(EventKind::kPythonTraceback, 36,
+                                   "RuntimeError: The NVIDIA driver on your system is too old (found version 12060)."),
+                              13));
+  PhaseHit up;
+  up.phase = "ready";
+  up.rule = 4;
+  up.where = events::LineInfo{0, 62, "INFO:     Application startup complete."};
+  f.phases.push_back(up);
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 36);
+  // Another error before ready is one the server survived, as before.
+  f.events[0].matches.clear();
+  Ranking s = Rank(f, *rules, false);
+  EXPECT_FALSE(s.root);
 }
 
 TEST(RankerTest, ANativeDeathAfterTheJobCompletedIsTeardownNoise) {

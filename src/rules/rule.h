@@ -54,6 +54,10 @@ struct Rule {
   // the same process killed the engine, so the front end answering /health with 200 afterwards is no
   // recovery from it.
   bool dead = false;
+  // signature: the error leaves the process without its GPU (a driver older than the CUDA runtime): a
+  // server that comes up after it serves without the model it was to load, so later ready or training
+  // marks of the process are no recovery from it (a completion marker still is).
+  bool unrecoverable = false;
   // cascade: the line is a launcher's report that one run of the job's workers ended (torchrun's agent
   // "failed (exitcode: N) local_rank: R", DeepSpeed's "exits with return code = N"). When the job is then
   // seen running again (the same agent reports or is stopped once more, or a phase it had passed is

@@ -100,7 +100,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
       "id",     "kind",     "pattern", "framework", "versions", "category",    "title",   "explanation", "fix",
       "reason", "summary",  "phase",   "completes", "progress", "replacement", "samples", "generic",     "frames",
       "fatal",  "explains", "hang",    "batch",     "dead",     "final",       "stack",   "exit",
-      "ends_at_total", "interrupted", "run_end", "at_total"};
+      "ends_at_total", "interrupted", "run_end", "at_total", "unrecoverable"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -136,6 +136,10 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   rule.fatal = node["fatal"] && node["fatal"].as<bool>();
   rule.hang = node["hang"] && node["hang"].as<bool>();
   rule.dead = node["dead"] && node["dead"].as<bool>();
+  rule.unrecoverable = node["unrecoverable"] && node["unrecoverable"].as<bool>();
+  if (rule.unrecoverable && rule.kind != RuleKind::kSignature) {
+    return Status::InvalidArgument(fmt::format("{}: rule {}: 'unrecoverable' is for signature rules", where, rule.id));
+  }
   rule.run_end = node["run_end"] && node["run_end"].as<bool>();
   if (rule.run_end && rule.kind != RuleKind::kCascade) {
     return Status::InvalidArgument(fmt::format("{}: rule {}: 'run_end' is for cascade rules", where, rule.id));
@@ -305,7 +309,7 @@ template <class R, class F>
 void VisitRuleFields(R& r, F&& f) {
   f(r.id), f(r.kind), f(r.pattern), f(r.framework), f(r.versions), f(r.category), f(r.title);
   f(r.explanation), f(r.fix), f(r.reason), f(r.summary), f(r.generic), f(r.frames), f(r.fatal);
-  f(r.hang), f(r.dead), f(r.run_end), f(r.explains), f(r.phase), f(r.completes), f(r.final_only);
+  f(r.hang), f(r.dead), f(r.unrecoverable), f(r.run_end), f(r.explains), f(r.phase), f(r.completes), f(r.final_only);
   f(r.exit_only), f(r.progress), f(r.ends_at_total), f(r.at_total), f(r.batch), f(r.stack);
   f(r.interrupted), f(r.replacement), f(r.match_samples), f(r.no_match_samples), f(r.source);
 }

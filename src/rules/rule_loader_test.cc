@@ -66,6 +66,15 @@ TEST(RuleLoaderTest, RejectsBadRegexUnknownFieldsAndMissingSamples) {
       "f");
   ASSERT_TRUE(dead.ok()) << dead.status().message();
   EXPECT_TRUE((*dead)[0].dead);
+  // unrecoverable: on signatures only
+  auto unrec = ParseRuleFile(std::string(sig) + "    unrecoverable: true\n", "f");
+  ASSERT_TRUE(unrec.ok()) << unrec.status().message();
+  EXPECT_TRUE((*unrec)[0].unrecoverable);
+  EXPECT_FALSE(ParseRuleFile(
+                   "rules:\n  - id: a\n    kind: cascade\n    reason: r\n    unrecoverable: true\n    pattern: 'x'\n"
+                   "    samples: {match: [x]}\n",
+                   "f")
+                   .ok());
   // final: a completion marker only
   const char* phase = "rules:\n  - id: a\n    kind: phase\n    phase: training\n    pattern: 'x'\n    final: true\n";
   auto final_rule = ParseRuleFile(std::string(phase) + "    completes: true\n    samples: {match: [x]}\n", "f");
