@@ -32,6 +32,16 @@ const char* EventKindName(EventKind kind) {
   return "?";
 }
 
+namespace {
+
+// A message whose last character (before trailing blanks) is ':' announces more on the next line.
+bool AnnouncesMore(std::string_view m) {
+  while (!m.empty() && (m.back() == ' ' || m.back() == '\t')) m.remove_suffix(1);
+  return !m.empty() && m.back() == ':';
+}
+
+}  // namespace
+
 bool IsStrong(EventKind kind) {
   return kind != EventKind::kErrorLog && kind != EventKind::kNcclWarn && kind != EventKind::kCompilerError;
 }
@@ -450,8 +460,14 @@ void EventBuilder::Add(const LineView& line) {
       // part of the message, not a new exception.
       if (near && ps.pending.kind != EventKind::kCxxTerminate) shape &= ~kExceptionShape;
       const bool has_rule = line.matches && !line.matches->empty();
+      // An ERROR line is a record of its own (vLLM repeats the header on every line), unless plain lines
+      // without a header follow that continue it: its message ends in ':' ("[TRT-LLM] [E] Failed to
+      // initialize executor on rank 0:" / "The checkpoint you are trying ..."), or they are indented under
+      // it (pydantic's "  Value error, ..." under "1 validation error for TrtLlmArgs").
+      const bool error_log_goes_on = ps.pending.kind == EventKind::kErrorLog && p.format.empty() &&
+                                     p.process.empty() && (AnnouncesMore(ps.pending.message) || Indented(msg));
       if (ps.lines_since_key <= kMaxContinuationLines && (near || !has_rule) && !other_record && shape == 0 &&
-          !msg.empty() && ps.pending.kind != EventKind::kErrorLog) {
+          !msg.empty() && (ps.pending.kind != EventKind::kErrorLog || error_log_goes_on)) {
         AddContext(ps.pending, line);
         if (near) AddMatches(ps.pending, line);
         ps.pending.continuation.push_back(Info(line));

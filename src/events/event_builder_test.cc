@@ -139,6 +139,28 @@ TEST(EventBuilderTest, DeviceAssertWithFileAndLineIsAKernelAssertion) {
   for (size_t i = 1; i < h.events.size(); ++i) EXPECT_NE(h.events[i].kind, EventKind::kCudaKernelAssert);
 }
 
+TEST(EventBuilderTest, AnErrorLineGoesOnUnderItsColonOrIndentedLines) {
+  // An ERROR line whose message ends in ':' continues on the plain lines below it; one whose detail is
+  // indented under it (pydantic's "  Value error, ...") too. A plain line under any other ERROR line
+  // is not part of it.
+  Harness h;
+  h.Feed({
+      "[TRT-LLM] [E] Failed to initialize executor on rank 0:",
+      "The checkpoint you are trying to load has model type `qwen3_5` but",
+      "Transformers does not recognize this architecture.",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].kind, EventKind::kErrorLog);
+  EXPECT_EQ(h.events[0].continuation.size(), 2u);
+  Harness h2;
+  h2.Feed({
+      "2025-05-09 15:14:59,123 - app - ERROR - step failed",
+      "plain text after it",
+  });
+  ASSERT_GE(h2.events.size(), 1u);
+  EXPECT_TRUE(h2.events[0].continuation.empty());
+}
+
 TEST(EventBuilderTest, SignalsExitCodesAndPlainErrors) {
   Harness h;
   h.Feed({

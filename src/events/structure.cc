@@ -12,7 +12,8 @@ const std::vector<std::pair<uint32_t, std::string>>& StructuralPatterns() {
       {kTracebackStart, R"(Traceback \(most recent call last\))"},
       {kChainMarker, R"(The above exception was the direct cause|During handling of the above exception)"},
       {kExceptionShape, R"([A-Za-z_][A-Za-z0-9_]*(Error|Exception|Interrupt|Exit|Failure|Fault)(:|$))"},
-      {kLevelError, R"(ERROR|CRITICAL|FATAL|\[?[EF]\d{4} \d\d:\d\d)"},
+      // (and a bracketed one-letter level after a bracketed logger name: TensorRT-LLM's "[TRT-LLM] [E] ")
+      {kLevelError, R"(ERROR|CRITICAL|FATAL|\[?[EF]\d{4} \d\d:\d\d|^\[[\w.-]+\] ?\[[EF]\] )"},
       {kTerminate, R"(terminate called|what\(\):)"},
       {kSignalShape,
        R"(Segmentation fault|Fatal Python error|Bus error|Aborted|core dumped|Killed|SIGSEGV|SIGABRT|SIGBUS|SIGKILL|SIGTERM|SIGILL|SIGFPE|oom[-_]kill event|Out Of Memory)"},

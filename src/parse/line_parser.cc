@@ -467,6 +467,33 @@ bool PythonLoggingHeader(sv s, size_t* pos, ParsedLine* out) {
   return true;
 }
 
+// A logger name and a level in brackets: TensorRT-LLM's Python logger "[TRT-LLM] [E] msg" and its C++
+// "[TensorRT-LLM][ERROR] msg". The name is a word (letters, digits, '-', '_', '.'), the level a level
+// word or one of the letters I W E F D, and the message follows after one space.
+bool BracketNameLevelHeader(sv s, size_t* pos, ParsedLine* out) {
+  size_t p = *pos;
+  if (p >= s.size() || s[p] != '[') return false;
+  size_t e = p + 1;
+  if (e >= s.size() || !std::isalpha(static_cast<unsigned char>(s[e]))) return false;
+  while (e < s.size() && (std::isalnum(static_cast<unsigned char>(s[e])) || s[e] == '-' || s[e] == '_' || s[e] == '.'))
+    ++e;
+  if (e >= s.size() || s[e] != ']' || e - p > 32) return false;
+  size_t r = e + 1;
+  if (r < s.size() && s[r] == ' ') ++r;
+  if (r >= s.size() || s[r] != '[') return false;
+  size_t close = s.find(']', r + 1);
+  if (close == sv::npos || close - r > 10) return false;
+  sv word = s.substr(r + 1, close - r - 1);
+  Level level = word.size() == 1 ? LevelFromLetter(word[0]) : LevelFromWord(word);
+  if (level == Level::kUnknown) return false;
+  out->level = level;
+  out->format = "bracket";
+  size_t q = close + 1;
+  if (q < s.size() && s[q] == ' ') ++q;
+  *pos = q;
+  return true;
+}
+
 // Python logging without a time: "%(name)s - %(levelname)s - %(message)s" ("lmdeploy - ERROR - base.py:55
 // - AttributeError: ..."), which a paste also leaves when it cut the asctime off the line's front. The
 // logger name is a dotted identifier, and the level must sit between two " - " separators.
@@ -500,7 +527,8 @@ ParsedLine ParseLine(std::string_view line) {
       matched = VllmProcessPrefix(line, &pos, &out);
     } else if (c == '[') {
       matched = TorchRankPrefix(line, &pos, &out) || BracketedIsoPrefix(line, &pos, &out) ||
-                (!header_seen && GlogHeader(line, &pos, &out) && (header_seen = true));
+                (!header_seen && GlogHeader(line, &pos, &out) && (header_seen = true)) ||
+                (!header_seen && BracketNameLevelHeader(line, &pos, &out) && (header_seen = true));
     } else if (!header_seen && IsUpper(c)) {
       matched = (VllmHeader(line, &pos, &out) || GlogHeader(line, &pos, &out) || PythonLoggingHeader(line, &pos, &out));
       header_seen = matched;

@@ -153,6 +153,19 @@ TEST(LineParserTest, PythonLoggingNameAndLevelWithoutTime) {
   EXPECT_EQ(ParseLine("error - ERROR").level, Level::kUnknown);
 }
 
+TEST(LineParserTest, BracketedLoggerNameAndLevel) {
+  auto trt = ParseLine("[TRT-LLM] [E] Failed to initialize executor on rank 0:");
+  EXPECT_EQ(trt.level, Level::kError);
+  EXPECT_EQ(trt.message, "Failed to initialize executor on rank 0:");
+  auto cxx = ParseLine("[TensorRT-LLM][ERROR] Assertion failed: d == a + length");
+  EXPECT_EQ(cxx.level, Level::kError);
+  EXPECT_EQ(cxx.message, "Assertion failed: d == a + length");
+  EXPECT_EQ(ParseLine("[TRT-LLM] [I] Compute capability: (12, 1)").level, Level::kInfo);
+  // A bracketed word that is no level, or one bracket only, is text.
+  EXPECT_EQ(ParseLine("[Gloo] Rank 0 is connected to 0 peer ranks.").level, Level::kUnknown);
+  EXPECT_EQ(ParseLine("[aiter] [LoadKernel] hsaco").level, Level::kUnknown);
+}
+
 TEST(LineParserTest, DeepSpeedLauncher) {
   auto p = ParseLine("[2025-05-09 15:14:59,123] [INFO] [launch.py:256:main] process 123 spawned");
   EXPECT_EQ(p.level, Level::kInfo);
