@@ -308,6 +308,9 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
   } else if ((line.structure & kExceptionShape) && ParseExceptionLine(msg, &type, &text)) {
     e.kind = EventKind::kExceptionLine;
     e.exception = std::string(type);
+    // "Exception ignored in: ..." then only the exception (one without a traceback): swallowed too.
+    e.ignored = ps.ignored_line >= 0 && e.where.line - ps.ignored_line == 1;
+    if (e.ignored) ps.ignored_line = -1;
     e.chain.push_back(std::string(msg));
     wait_for_more = true;  // multi-line messages (CUDA errors) continue below
   } else if (p.format == "nccl" && p.level == parse::Level::kWarning) {

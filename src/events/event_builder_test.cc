@@ -370,6 +370,18 @@ TEST(EventBuilderTest, ATracebackUnderExceptionIgnoredInIsMarkedIgnored) {
   EXPECT_TRUE(h.events[0].ignored);
   EXPECT_EQ(h.events[1].where.line, 8);
   EXPECT_FALSE(h.events[1].ignored);
+
+  Harness bare;  // no traceback object: Python prints the exception line alone
+  bare.Feed({
+      "Exception ignored in: <function Foo.__del__ at 0x7f00>",
+      "AttributeError: 'NoneType' object has no attribute 'close'",
+      "Traceback (most recent call last):",
+      "  File \"/w/train.py\", line 3, in <module>",
+      "ValueError: later",
+  });
+  ASSERT_EQ(bare.events.size(), 2u);
+  EXPECT_TRUE(bare.events[0].ignored);
+  EXPECT_FALSE(bare.events[1].ignored);
 }
 
 TEST(EventBuilderTest, ATracebackUnderAChainMarkerAfterBuildOutputIsChained) {
