@@ -248,6 +248,7 @@ void EventBuilder::Emit(ProcessState& ps) {
 }
 
 void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
+  ps.last_source.clear();
   ps.flat = ps.after_flat_frame = false;
   Event e;
   e.kind = EventKind::kPythonTraceback;
@@ -336,6 +337,16 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
   if (!wait_for_more) Emit(ps);
 }
 
+// A traceback's source line (indented, no frame line, no carets, no elision) is kept: when the
+// traceback is cut off before its exception line, the last one is where it stopped.
+void EventBuilder::RememberSourceLine(ProcessState& ps, std::string_view msg) {
+  if (!Indented(msg) || IsFrameLine(msg)) return;
+  while (!msg.empty() && (msg.front() == ' ' || msg.front() == '\t')) msg.remove_prefix(1);
+  while (!msg.empty() && (msg.back() == ' ' || msg.back() == '\t')) msg.remove_suffix(1);
+  if (msg.empty() || msg == "..." || msg.find_first_not_of("^~ ") == std::string_view::npos) return;
+  ps.last_source.assign(msg.substr(0, 300));
+}
+
 bool EventBuilder::ContinuesTraceback(ProcessState& ps, std::string_view msg, bool starts_segment) {
   // A flattened traceback: an unindented frame line, the source line
   // right after it (unless that is already the exception: a frame with no
@@ -371,6 +382,8 @@ void EventBuilder::Add(const LineView& line) {
       msg = msg.substr(ps.traceback_indent);
     }
     if (ContinuesTraceback(ps, msg, traceback_start || chain_marker)) {
+      if (traceback_start) ps.last_source.clear();
+      RememberSourceLine(ps, msg);
       AddContext(ps.pending, line);
       AddMatches(ps.pending, line);  // frame lines name the code that raised (launcher frames)
       UpdateOpen(ps);
@@ -514,6 +527,9 @@ void EventBuilder::Finish() {
       // A traceback cut off before its exception line: keep what we have,
       // as evidence that ranks below any concrete error (ranker.h).
       ps.pending.message = "Traceback (cut off before its exception line)";
+      // The last source line it printed is where it stopped (a check's message, the call that failed):
+      // the only clue to what the missing exception line would have said.
+      if (!ps.last_source.empty()) ps.pending.message += " \u2014 last source line: " + ps.last_source;
       ps.pending.cut_off = true;
     }
     Emit(ps);

@@ -85,6 +85,8 @@ class EventBuilder {
     // such a frame was seen; `after_flat_frame` on the line right after one.
     bool flat = false;
     bool after_flat_frame = false;
+    // The open traceback's latest source line (RememberSourceLine).
+    std::string last_source;
     // The line of the latest "Exception ignored in: ..." of this process (Python's unraisable hook):
     // the traceback right under it was swallowed (Event::ignored).
     int64_t ignored_line = -1;
@@ -95,6 +97,7 @@ class EventBuilder {
   void SingleLine(ProcessState& ps, const LineView& line);
   // Whether `msg` (already shifted to the traceback's own column 0) goes on the traceback being read
   // rather than ending it: frames, source and caret lines (indented or flattened), elisions, a new segment.
+  void RememberSourceLine(ProcessState& ps, std::string_view msg);
   bool ContinuesTraceback(ProcessState& ps, std::string_view msg, bool starts_segment);
   void UpdateOpen(ProcessState& ps);  // recounts open_count_ after a state change
   ProcessState& StateFor(const parse::ParsedLine& p);

@@ -351,6 +351,19 @@ TEST(EventBuilderTest, ATracebackWithoutItsExceptionLineIsMarkedCutOff) {
   EXPECT_TRUE(h.events[0].cut_off);
 }
 
+TEST(EventBuilderTest, ACutOffTracebackNamesItsLastSourceLine) {
+  // The paste ends after the failing check's source line: that line is the only clue, so the message
+  // carries it; carets and frame lines are no source lines.
+  Harness h;
+  h.Feed({"Traceback (most recent call last):", "  File \"/w/a.py\", line 1, in <module>", "    check(x)",
+          "  File \"/w/b.cu\", line 776, in check_routing", "    TVM_FFI_ICHECK(n != 0) << \"n should not be zero\";",
+          "    ^^^^^^^^^^^^^^"});
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_TRUE(h.events[0].cut_off);
+  EXPECT_NE(h.events[0].message.find("last source line: TVM_FFI_ICHECK(n != 0) << \"n should not be zero\";"),
+            std::string::npos);
+}
+
 TEST(EventBuilderTest, ATracebackUnderExceptionIgnoredInIsMarkedIgnored) {
   // Python's unraisable hook (a destructor at interpreter exit) swallowed the exception: the event is
   // kept, marked ignored; a traceback later in the same process is an ordinary one.
