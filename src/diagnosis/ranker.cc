@@ -459,6 +459,7 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
 
   const std::vector<bool> stopped = AfterStop(f, multi_file, &r);
   std::optional<size_t> strong, weak, summary, summary_exit, summary_signal, cut_off;
+  std::optional<size_t> first_fatal;  // the earliest fatal one, when a known weak line came before it
   // A summary line that says a rank died of a signal ("exitcode  : -9", "exits with return code = -9",
   // "Signal 9 (SIGKILL) received by PID 7") names the rank that failed first; a peer's "connection
   // closed" is only its echo.
@@ -488,6 +489,7 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
       if (!cut_off) cut_off = i;
     } else if (events::IsStrong(ev[i].kind) || known) {
       if (!strong) strong = i;
+      if (!first_fatal && events::IsStrong(ev[i].kind)) first_fatal = i;
     } else if (!weak) {
       weak = i;
     }
@@ -500,7 +502,9 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   if (!strong && !weak && !summary && cut_off) weak = cut_off;
   if (r.stop) {  // a hang's noise before the stop (warnings, timeouts it logged) is not a failure
     weak = summary = std::nullopt;
-    if (strong && !events::IsStrong(ev[*strong].kind)) strong = std::nullopt;
+    // A known warning before the fatal error that ended the process (c10d's W-level "failed to bind"
+    // before torchrun's RuntimeError, then Slurm cancelling the step) leaves that fatal error the root.
+    if (strong && !events::IsStrong(ev[*strong].kind)) strong = first_fatal;
   }
   if (strong) {
     r.root = strong;

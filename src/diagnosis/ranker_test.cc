@@ -291,6 +291,23 @@ TEST(RankerTest, FatalErrorBeforeAStopStaysTheRoot) {
   EXPECT_FALSE(Rank(f, *rules, false).root);
 }
 
+TEST(RankerTest, AFatalErrorAfterAKnownWarningBeforeAStopStaysTheRoot) {
+  // c10d's W-level "failed to bind ... Address already in use" (a known signature, only logged), then
+  // torchrun's RuntimeError that ended it, then Slurm cancelling the step (a stop): the RuntimeError is
+  // the root (tests/real/slurm-torchrun-static-rendezvous-port-29500-in-use-container-cgroup-warnings).
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(WithRule(Make(EventKind::kErrorLog, 9, "NCCL WARN Duplicate GPU detected : rank 1"), 2));
+  f.events.push_back(Make(EventKind::kPythonTraceback, 41, "RuntimeError: The server socket has failed to listen"));
+  f.stops = {Stop(86)};
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 41);
+  // With only the known warning before the stop, the job was stopped: no root.
+  f.events.pop_back();
+  EXPECT_FALSE(Rank(f, *rules, false).root);
+}
+
 TEST(RankerTest, AChainedTracebackWhoseLaterExceptionIsTheStopIsTheStopItself) {
   // vLLM's collective_rpc: the queue's bare "TimeoutError" (line 22) is re-raised as "TimeoutError: RPC
   // call to execute_model timed out." (line 47), the stop; the chain's first exception is no fatal error

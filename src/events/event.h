@@ -75,6 +75,10 @@ struct Event {
   // X.__del__ ...>" right above it: a destructor, a finalizer, a callback at interpreter exit): the
   // exception was swallowed and the process went on, so it never ends a process by itself.
   bool ignored = false;
+  // A traceback whose first line carries a logging header at WARNING level or
+  // below (torch._logging's "[WARNING] " on every line of dynamo's "WON'T
+  // CONVERT" record): the process logged a handled exception and went on.
+  bool logged = false;
 };
 
 }  // namespace faultline::events

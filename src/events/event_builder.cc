@@ -71,10 +71,15 @@ bool Indented(std::string_view msg) {
 
 // A Python traceback frame, '  File "x.py", line 3, in f' (faulthandler's
 // dumps, '  File "x.py", line 3 in f', are no traceback).
+// A traceback frame line: 'File "x.py", line 5, in f'. A traceback typed
+// or OCR'd from a screenshot may capitalise "Line" and curl the quotes.
 bool IsFrameLine(std::string_view msg) {
   size_t i = msg.find_first_not_of(" \t");
-  return i != std::string_view::npos && msg.substr(i, 6) == "File \"" && Contains(msg, "\", line ") &&
-         Contains(msg, ", in ");
+  if (i == std::string_view::npos || msg.substr(i, 5) != "File " || !Contains(msg, ", in ")) return false;
+  std::string_view rest = msg.substr(i + 5);
+  const bool quoted = rest.substr(0, 1) == "\"" || rest.substr(0, 3) == "\u201c";
+  return quoted && (Contains(rest, "\", line ") || Contains(rest, "\", Line ") || Contains(rest, "\u201d, line ") ||
+                    Contains(rest, "\u201d, Line "));
 }
 
 // A bare exception line with no message ("TimeoutError",
@@ -204,7 +209,11 @@ EventBuilder::ProcessState& EventBuilder::RouteUnprefixed(const LineView& line, 
   }
   // The exception's message goes on, unprefixed like the frames were (NCCL's
   // "ncclSystemError: ..." and "Last error:" lines under a DistBackendError).
-  if (open.state == State::kAfterException && open.lines_since_key < 4 && (line.structure & ~kExceptionShape) == 0) {
+  // Under an exception line that carried its process's prefix, a plain
+  // unprefixed line is another process's output ("Loading extension module
+  // ..." under "[rank1]: RuntimeError: Error building extension").
+  if (open.state == State::kAfterException && open.last_routed && open.lines_since_key < 4 &&
+      (line.structure & ~kExceptionShape) == 0) {
     return open;
   }
   return own;
@@ -227,6 +236,9 @@ void EventBuilder::Emit(ProcessState& ps) {
   ps.pending = Event();
   ps.has_pending = false;
   ps.state = State::kIdle;
+  ps.after_flat_source = false;
+  // A traceback a logger printed at WARNING level or below did not end the process: an error line, not a fatal one.
+  if (e.logged && e.kind == EventKind::kPythonTraceback) e.kind = EventKind::kErrorLog;
   std::string key = FoldKey(e);
   if (has_held_ && key == last_key_) {
     // The same error printed twice by one process (vLLM logs a traceback and
@@ -249,7 +261,7 @@ void EventBuilder::Emit(ProcessState& ps) {
 
 void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
   ps.last_source.clear();
-  ps.flat = ps.after_flat_frame = false;
+  ps.flat = ps.after_flat_frame = ps.after_flat_source = false;
   Event e;
   e.kind = EventKind::kPythonTraceback;
   const parse::ParsedLine& p = *line.parsed;
@@ -267,6 +279,7 @@ void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
     Emit(ps);
   }
   e.where = Info(line);  // until the exception line is seen
+  e.logged = !p.format.empty() && p.level != parse::Level::kUnknown && p.level <= parse::Level::kWarning;
   ps.traceback_indent = LeadingBlanks(p.message);
   e.chained = ps.chain_marker_line >= 0 && e.where.line - ps.chain_marker_line <= 3;
   ps.chain_marker_line = -1;
@@ -351,11 +364,17 @@ bool EventBuilder::ContinuesTraceback(ProcessState& ps, std::string_view msg, bo
   // A flattened traceback: an unindented frame line, the source line
   // right after it (unless that is already the exception: a frame with no
   // source, '<frozen runpy>'), and caret lines are frames, not its end.
+  // A frame line the paste wrapped puts its tail ("l grads", "pipelining
+  // without interleaving") before the source line: after such a tail the
+  // next plain line is still the frame's source.
   std::string_view ex_type, ex_text;
   const bool flat_frame = !Indented(msg) && IsFrameLine(msg);
-  const bool flat_source = ps.after_flat_frame && !flat_frame && !msg.empty() &&
-                           !ParseExceptionLine(msg, &ex_type, &ex_text) && !starts_segment;
+  const bool plain = !flat_frame && !msg.empty() && !ParseExceptionLine(msg, &ex_type, &ex_text) && !starts_segment;
+  const bool flat_source = plain && (ps.after_flat_frame || (ps.flat && ps.after_flat_source));
   const bool flat_carets = ps.flat && !msg.empty() && msg.find_first_not_of("^~ ") == std::string_view::npos;
+  // (Only a tail of plain lower-case words can be the wrapped frame's: a real source line has code in it.)
+  ps.after_flat_source = ps.after_flat_frame && flat_source && msg[0] >= 'a' && msg[0] <= 'z' &&
+                         msg.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_ ") == std::string_view::npos;
   ps.after_flat_frame = flat_frame;
   if (flat_frame) ps.flat = true;
   return msg.empty() || Indented(msg) || starts_segment || IsElisionMark(msg) || flat_frame || flat_source ||
@@ -364,7 +383,9 @@ bool EventBuilder::ContinuesTraceback(ProcessState& ps, std::string_view msg, bo
 
 void EventBuilder::Add(const LineView& line) {
   const parse::ParsedLine& p = *line.parsed;
-  ProcessState& ps = RouteUnprefixed(line, StateFor(p));
+  ProcessState& own = StateFor(p);
+  ProcessState& ps = RouteUnprefixed(line, own);
+  ps.last_routed = &ps != &own;
   std::string_view msg = p.message;
   const bool traceback_start = (line.structure & kTracebackStart) && Contains(msg, "Traceback (most recent call last)");
   const bool chain_marker = (line.structure & kChainMarker) != 0;
@@ -461,8 +482,10 @@ void EventBuilder::Add(const LineView& line) {
       ++ps.lines_since_key;
       // vLLM repeats the logger header on every line of a record, so a header
       // alone does not start a new record; an INFO/WARNING line does.
+      // (A traceback logged at WARNING level repeats that header on its exception's next lines too.)
       const bool other_record = !p.format.empty() && p.level != parse::Level::kError &&
-                                p.level != parse::Level::kCritical && p.level != parse::Level::kUnknown;
+                                p.level != parse::Level::kCritical && p.level != parse::Level::kUnknown &&
+                                !ps.pending.logged;
       if (msg.empty() && ps.lines_since_key <= 2) {
         UpdateOpen(ps);
         return;

@@ -90,6 +90,9 @@ class EventBuilder {
     // The line of the latest "Exception ignored in: ..." of this process (Python's unraisable hook):
     // the traceback right under it was swallowed (Event::ignored).
     int64_t ignored_line = -1;
+    bool after_flat_source = false;  // on the second line after a flat frame, the first being its source
+    // The last line this state took came unprefixed (routed here by RouteUnprefixed).
+    bool last_routed = false;
   };
 
   void Emit(ProcessState& ps);

@@ -555,5 +555,50 @@ TEST(EventBuilderTest, AFlattenedFrameWithoutSourceIsFollowedByItsException) {
   EXPECT_EQ(h.events[0].exception, "NameError");
 }
 
+TEST(EventBuilderTest, ATracebackLoggedAtWarningLevelIsAnErrorLineNotAFatalOne) {
+  // dynamo's "WON'T CONVERT ... due to:" record, torch._logging's header on every line: the exception was
+  // handled (dynamo fell back to eager) and the process went on.
+  const std::string h = "[2023-11-29 11:04:57,788] torch._dynamo.convert_frame: [WARNING] ";
+  Harness w;
+  w.Feed({h + "Traceback (most recent call last):", h + "  File \"/a/_base.py\", line 403, in __get_result",
+          h + "    raise self._exception", h + "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+          h + "FileNotFoundError: [Errno 2] No such file or directory: 'ldconfig'", h, h + "Set TORCH_LOGS=\"+dynamo\""});
+  ASSERT_EQ(w.events.size(), 1u);
+  EXPECT_EQ(w.events[0].kind, EventKind::kErrorLog);
+  EXPECT_NE(w.events[0].message.find("BackendCompilerFailed"), std::string::npos) << w.events[0].message;
+  // The same traceback under an ERROR header is fatal.
+  const std::string err = "[2023-11-29 11:04:57,788] torch._dynamo.convert_frame: [ERROR] ";
+  Harness e;
+  e.Feed({err + "Traceback (most recent call last):", err + "  File \"/a/x.py\", line 3, in f",
+          err + "ValueError: boom"});
+  ASSERT_EQ(e.events.size(), 1u);
+  EXPECT_EQ(e.events[0].kind, EventKind::kPythonTraceback);
+}
+
+TEST(EventBuilderTest, ATracebackTypedFromAScreenshotEndsInItsException) {
+  // tests/real/megatron-lm-070-rank13-nan-local-grad-norm-assertion: frames at column 0, "Line"
+  // capitalised, a curly quote, frame lines wrapped mid-word before their source line.
+  Harness h;
+  h.Feed({"Traceback (most recent call last):", "File \"pretrain_gpt.py\", line 247, in <module>", "pretrain(",
+          "File \"/m/training.py\", Line 274, in pretrain", "iteration = train(",
+          "File \"/m/finalize model_grads.py\", Line 113, in finalize mode", "l grads", "model chunk.finish grad sync()",
+          "File \u201c/m/param and grad buffer.py\", Line 114, in start_grad_s", "ync", "assert not norm.isnan( ), (",
+          "AssertionError: Rank 13: found NaN in local grad norm"});
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 12);
+  EXPECT_EQ(h.events[0].exception, "AssertionError");
+}
+
+TEST(EventBuilderTest, AnUnprefixedLineAfterAPrefixedExceptionIsAnotherProcesssOutput) {
+  // tests/real/slurm-deepspeed-2node-cpu-adam-jit-build-failed-rank0-importerror: rank 0's own print
+  // under rank 1's exception line is no continuation of rank 1's message.
+  Harness h;
+  h.Feed({"[rank1]: Traceback (most recent call last):", "[rank1]:   File \"/a/x.py\", line 3, in f",
+          "[rank1]: RuntimeError: Error building extension 'cpu_adam'", "Loading extension module cpu_adam..."});
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 3);
+  EXPECT_TRUE(h.events[0].continuation.empty());
+}
+
 }  // namespace
 }  // namespace faultline::events

@@ -22,7 +22,7 @@ const std::vector<std::pair<uint32_t, std::string>>& StructuralPatterns() {
       {kKernelAssert, R"(Assertion .{0,600} failed|Assertion failed: [\w./-]+:\d+)"},
       {kNcclWarn, R"(NCCL WARN)"},
       {kExitShape, R"((?i)exit ?code|exited with|return code)"},
-      {kFrameLine, R"(File "[^"]{1,400}", line \d+)"},
+      {kFrameLine, R"(File ["“][^"”]{1,400}["”], [Ll]ine \d+)"},
       {kWarningHeader, R"(\.py:\d+: [A-Z]\w*Warning: )"},
       {kIgnoredMarker, R"(Exception ignored in)"},
       {kCompilerError,

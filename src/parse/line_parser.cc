@@ -256,6 +256,24 @@ bool BracketedIsoPrefix(sv s, size_t* pos, ParsedLine* out) {
         if (q < s.size() && s[q] == ' ') ++q;
       }
     }
+  } else if (q < s.size() && (IsUpper(s[q]) || (s[q] >= 'a' && s[q] <= 'z') || s[q] == '_')) {
+    // torch._logging (torch 2.0-2.2): "[2023-11-29 11:04:57,788] torch._dynamo.convert_frame: [WARNING] "
+    // on every line of a record: a logger name, then the level in brackets.
+    size_t r = q;
+    while (r < s.size() && r - q < 100 && (IsUpper(s[r]) || (s[r] >= 'a' && s[r] <= 'z') || IsDigit(s[r]) ||
+                                           s[r] == '_' || s[r] == '.')) {
+      ++r;
+    }
+    if (r + 3 < s.size() && s[r] == ':' && s[r + 1] == ' ' && s[r + 2] == '[') {
+      size_t close = s.find(']', r + 3);
+      Level level = close != sv::npos && close - r < 14 ? LevelFromWord(s.substr(r + 3, close - r - 3)) : Level::kUnknown;
+      if (level != Level::kUnknown) {
+        out->level = level;
+        out->format = "python";
+        q = close + 1;
+        if (q < s.size() && s[q] == ' ') ++q;
+      }
+    }
   }
   *pos = q;
   return true;

@@ -166,6 +166,23 @@ TEST(LineParserTest, BracketedLoggerNameAndLevel) {
   EXPECT_EQ(ParseLine("[aiter] [LoadKernel] hsaco").level, Level::kUnknown);
 }
 
+TEST(LineParserTest, TorchLoggingNameAndBracketedLevel) {
+  // torch._logging (torch 2.0-2.2) on every line of a record: "[time] logger.name: [LEVEL] msg".
+  auto p = ParseLine(
+      "[2023-11-29 11:04:57,788] torch._dynamo.convert_frame: [WARNING] Traceback (most recent call last):");
+  EXPECT_EQ(p.level, Level::kWarning);
+  EXPECT_EQ(p.format, "python");
+  EXPECT_TRUE(p.time.valid);
+  EXPECT_EQ(p.message, "Traceback (most recent call last):");
+  auto e = ParseLine("[2024-01-05 10:00:00,001] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1)");
+  EXPECT_EQ(e.level, Level::kError);
+  EXPECT_EQ(e.message, "failed (exitcode: 1)");
+  // A message that only has a word and a colon after the time stays the message.
+  auto plain = ParseLine("[2023-11-29 11:04:57,788] note: [see below] something");
+  EXPECT_EQ(plain.level, Level::kUnknown);
+  EXPECT_EQ(plain.message, "note: [see below] something");
+}
+
 TEST(LineParserTest, DeepSpeedLauncher) {
   auto p = ParseLine("[2025-05-09 15:14:59,123] [INFO] [launch.py:256:main] process 123 spawned");
   EXPECT_EQ(p.level, Level::kInfo);
