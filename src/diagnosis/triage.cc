@@ -208,7 +208,7 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
       continue;
     }
     if (!cut.Before(ph->where, ph->time, multi_file) && !in_interrupted && !dumped) continue;
-    if (ph->generic) {
+    if (ph->generic || rules.rules()[ph->rule].traffic) {
       generic_training = true;  // counted below, unless a server was serving
       continue;
     }
@@ -217,7 +217,8 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
     batch = batch || rules.rules()[ph->rule].batch;
   }
   // A generic counter rising (step N, N/M) is training for an unknown
-  // framework; on a server that reached ready it is request traffic.
+  // framework; on a server that reached ready it is request traffic (so is
+  // a `traffic` mark: a collective timed out at a high sequence number).
   if (generic_training && best < ready) {
     best = std::max(best, rules::PhaseIndex("training"));
     trained = true;

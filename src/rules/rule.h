@@ -86,6 +86,13 @@ struct Rule {
   // process, is the run's end (completes). Not for per-epoch bars (Lightning's "Epoch 3: ... 118/118"
   // ends an epoch, not the run: progress.generic.epoch-bar).
   bool ends_at_total = false;
+  // progress: one line of the counter counts, below its total (N < M): a run's progress line with a step
+  // word, N/M and a metric (loss, lr) seen once before a stop ("step 3475/4528 ... loss=0.49"); one
+  // line cannot rise, but a counter below the run's declared total is the run at step N.
+  bool counts_once = false;
+  // phase: the line is work a server does too (a collective timed out at a high sequence number): it
+  // counts as its phase only when no server reached ready (on a serving engine it is request traffic).
+  bool traffic = false;
   // completes: the marker counts only when its (?P<step>) equals a total that a generic counter of its
   // process reached ("=== Epoch 3/3 ===" ... "==end-of-epoch 3=="): the end of the run's declared last
   // unit, not of any unit.

@@ -100,7 +100,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
       "id",     "kind",     "pattern", "framework", "versions", "category",    "title",   "explanation", "fix",
       "reason", "summary",  "phase",   "completes", "progress", "replacement", "samples", "generic",     "frames",
       "fatal",  "explains", "hang",    "batch",     "dead",     "final",       "stack",   "exit",
-      "ends_at_total", "interrupted", "run_end", "at_total", "unrecoverable"};
+      "ends_at_total", "interrupted", "run_end", "at_total", "unrecoverable", "counts_once", "traffic"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -178,6 +178,16 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   if (rule.ends_at_total && !rule.progress) {
     return Status::InvalidArgument(
         fmt::format("{}: rule {}: only a progress counter ends at its total", where, rule.id));
+  }
+  rule.counts_once = node["counts_once"] && node["counts_once"].as<bool>();
+  if (rule.counts_once && !rule.progress) {
+    return Status::InvalidArgument(
+        fmt::format("{}: rule {}: only a progress counter counts its first line", where, rule.id));
+  }
+  rule.traffic = node["traffic"] && node["traffic"].as<bool>();
+  if (rule.traffic && (rule.kind != RuleKind::kPhase || rule.progress || rule.completes)) {
+    return Status::InvalidArgument(
+        fmt::format("{}: rule {}: only a specific phase mark is a server's traffic", where, rule.id));
   }
   rule.at_total = node["at_total"] && node["at_total"].as<bool>();
   if (rule.at_total && !rule.completes) {
@@ -310,7 +320,7 @@ void VisitRuleFields(R& r, F&& f) {
   f(r.id), f(r.kind), f(r.pattern), f(r.framework), f(r.versions), f(r.category), f(r.title);
   f(r.explanation), f(r.fix), f(r.reason), f(r.summary), f(r.generic), f(r.frames), f(r.fatal);
   f(r.hang), f(r.dead), f(r.unrecoverable), f(r.run_end), f(r.explains), f(r.phase), f(r.completes), f(r.final_only);
-  f(r.exit_only), f(r.progress), f(r.ends_at_total), f(r.at_total), f(r.batch), f(r.stack);
+  f(r.exit_only), f(r.progress), f(r.ends_at_total), f(r.counts_once), f(r.traffic), f(r.at_total), f(r.batch), f(r.stack);
   f(r.interrupted), f(r.replacement), f(r.match_samples), f(r.no_match_samples), f(r.source);
 }
 
