@@ -779,8 +779,16 @@ std::vector<bool> ReusableRules(const rules::RuleSet& rules, const std::vector<b
   return out;
 }
 
+// What ParseLine gives a line in which it recognises nothing.
+parse::ParsedLine BlankParse(std::string_view line) {
+  parse::ParsedLine p;
+  p.text = line;
+  p.message = line;
+  return p;
+}
+
 // Same length, and the same bytes but where both hold a digit.
-bool SameDigitShape(std::string_view a, std::string_view b) {
+[[gnu::always_inline]] inline bool SameDigitShape(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   size_t i = 0;
   for (; i + 8 <= a.size(); i += 8) {
@@ -1075,6 +1083,16 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
   ScannedBlock::Line prev_out{};
   bool prev_parse = false;
   size_t prev_confirmed_begin = 0, prev_confirmed_end = 0;
+  // The line before, for the parses of a line of its digit shape. The line
+  // parser decides on shapes, never on a digit's value (a field is "digits
+  // here", a length, a punctuation; LineParserTest.ShapesDecide checks it on
+  // every golden and real log): a line of the same shape has its process
+  // prefix at the same place, and a full parse that found nothing (a step
+  // line without a header) finds nothing again.
+  std::string_view before;
+  bool before_prefix = false;  // its prefix parse is known: the process at [process_at, +process_len)
+  size_t before_process_at = 0, before_process_len = 0;
+  bool before_blank = false;  // it was fully parsed and the parse found nothing
   while (pos < data.size()) {
     const char* nl = static_cast<const char*>(std::memchr(data.data() + pos, '\n', data.size() - pos));
     size_t end = nl ? static_cast<size_t>(nl - data.data()) : data.size();
@@ -1096,7 +1114,11 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
     std::span<const rules::PatternHit> line_hits(hits.data() + first_hit, hit - first_hit);
     // The same shape and the same hits as the line before: the same rules
     // hit and confirm, their groups at the same places.
-    bool same = prev_ok && stepped && line_hits.size() == prev_hits.size() && SameDigitShape(line, prev_line);
+    // One shape check against the line before serves both reuses.
+    const bool shaped = (before_prefix || before_blank) && SameDigitShape(line, before);
+    bool same = prev_ok && stepped && line_hits.size() == prev_hits.size() &&
+                (prev_line.data() == before.data() && (before_prefix || before_blank) ? shaped
+                                                                                      : SameDigitShape(line, prev_line));
     for (size_t k = 0; same && k < line_hits.size(); ++k) same = line_hits[k].id == prev_hits[k];
     const size_t confirmed_begin = block->confirmed.size();
     if (same) {
@@ -1153,9 +1175,26 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
       prev_confirmed_begin = confirmed_begin;
       prev_confirmed_end = block->confirmed.size();
     }
-    out.process = parse::ParseProcessPrefixes(line).process;
+    if (shaped && before_prefix) {
+      out.process = line.substr(before_process_at, before_process_len);
+    } else {
+      out.process = parse::ParseProcessPrefixes(line).process;
+    }
     parse |= out.structure != 0;
-    if (parse) full = parse::ParseLine(line);
+    bool blank = false;
+    if (parse && shaped && before_blank) {
+      full = BlankParse(line);
+      blank = true;
+    } else if (parse) {
+      full = parse::ParseLine(line);
+      blank = full.message.size() == line.size() && full == BlankParse(line);
+    }
+    before = line;
+    before_prefix = out.process.empty() ||
+                    (out.process.data() >= line.data() && out.process.data() + out.process.size() <= line.data() + line.size());
+    before_process_at = out.process.empty() ? 0 : static_cast<size_t>(out.process.data() - line.data());
+    before_process_len = out.process.size();
+    before_blank = blank;
     // The line is in the block before the run builder sees it; its parse
     // after (closing a run drops the parses of the run's lines, the last ones).
     const size_t j = block->lines.size();

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "diagnosis/block_pipeline.h"
+#include "parse/line_parser.h"
 #include "rules/rule_loader.h"
 #include "rules/wrapper_loader.h"
 
@@ -36,6 +37,50 @@ std::vector<input::InputFile> RealLogs() {
   }
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
   return files;
+}
+
+// The scan thread reuses the parses of the line before for a line of the
+// same digit shape (log_scanner.cc PrepareOnScanThread): that holds while the
+// parser decides on shapes, never on a digit's value. Every line of every
+// real and golden log, with its digits changed two ways, must parse to the
+// same structure: the same process prefix at the same place, the same
+// header format and level, the message at the same place, a time or none.
+TEST(LineShapeTest, ShapesDecideTheParse) {
+  auto shape_of = [](const parse::ParsedLine& p, std::string_view line) {
+    auto at = [&](std::string_view v) {  // where a view into the line is; another one's text ("NCCL")
+      if (v.empty()) return std::string("-");
+      if (v.data() < line.data() || v.data() + v.size() > line.data() + line.size()) return "'" + std::string(v) + "'";
+      return std::to_string(v.data() - line.data()) + "+" + std::to_string(v.size());
+    };
+    return at(p.process) + " " + at(p.role) + " " + at(p.parent) + " " + at(p.message) + " " + at(p.source) + " " +
+           std::string(p.format) + " " + std::to_string(static_cast<int>(p.level)) + " " +
+           (p.time.valid ? "t" : "-") + (p.pid >= 0 ? "p" : "-") + (p.rank >= 0 ? "r" : "-");
+  };
+  size_t lines = 0, failures = 0;
+  for (const auto& file : RealLogs()) {
+    std::ifstream in(file.path, std::ios::binary);
+    std::string line;
+    while (std::getline(in, line) && failures < 20) {
+      if (line.find_first_of("0123456789") == std::string::npos) continue;
+      ++lines;
+      const std::string shape = shape_of(parse::ParseLine(line), line);
+      const std::string prefix = shape_of(parse::ParseProcessPrefixes(line), line);
+      for (int way = 0; way < 2; ++way) {
+        std::string other = line;
+        for (char& c : other) {
+          if (c >= '0' && c <= '9') c = static_cast<char>(way == 0 ? '0' + (c - '0' + 1) % 10 : '9' - (c - '0'));
+        }
+        const std::string other_shape = shape_of(parse::ParseLine(other), other);
+        const std::string other_prefix = shape_of(parse::ParseProcessPrefixes(other), other);
+        if (other_shape != shape || other_prefix != prefix) {
+          ++failures;
+          ADD_FAILURE() << file.path << ": the parse depends on a digit's value:\n  " << line << "\n  " << shape
+                        << " / " << prefix << "\n  " << other << "\n  " << other_shape << " / " << other_prefix;
+        }
+      }
+    }
+  }
+  EXPECT_GT(lines, 10000u);
 }
 
 std::string Time(const parse::Timestamp& t) {

@@ -28,6 +28,7 @@ struct Timestamp {
   // Microseconds since the start of a (non-leap) year: orders two stamps of
   // the same year; the year is compared separately when both have one.
   int64_t OrderKey() const;
+  bool operator==(const Timestamp&) const = default;
 };
 
 struct ParsedLine {
@@ -44,6 +45,8 @@ struct ParsedLine {
   Timestamp time;
   std::string_view source;  // "core.py:239" from the header, when printed
   std::string_view format;  // which header format matched: "vllm", "glog", ...
+
+  bool operator==(const ParsedLine&) const = default;  // views compared by content
 };
 
 }  // namespace faultline::parse
