@@ -409,7 +409,16 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   std::vector<bool> recovered(ev.size(), false);
   for (size_t i = 0; i < ev.size(); ++i) {
     if (ev[i].ignored) recovered[i] = true;
+    // A launcher's or scheduler's summary that one task or step ended badly (srun's `task 0: Exited with
+    // exit code 1` of a setup step, in the batch script's stream) before the job's own completion marker,
+    // of whatever process: the job went on past that step and finished.
+    auto summary_rule = FirstRuleOfKind(ev[i], rules, RuleKind::kCascade);
+    const bool summary = summary_rule && rules.rules()[*summary_rule].summary;
     for (const auto& ph : f.phases) {
+      if (summary && ph.completes && !ph.interrupted && !rules.rules()[ph.rule].exit_only &&
+          CausallyBefore(ev[i].where, ev[i].time, ph.where, ph.time, multi_file)) {
+        recovered[i] = true;
+      }
       if (ph.interrupted) continue;  // a stop's traceback: where the process was, not progress after an error
       int idx = rules::PhaseIndex(ph.phase);
       // The latest mark counts: a server that answered requests after an

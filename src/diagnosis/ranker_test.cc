@@ -654,6 +654,31 @@ TEST(RankerTest, AnExitLineAfterACrashDoesNotRecoverItButASuccessReportDoes) {
   EXPECT_EQ(s.recovered.size(), 1u);
 }
 
+TEST(RankerTest, ALaunchersSummaryBeforeTheJobsCompletionOfAnotherProcessIsRecovered) {
+  // srun's "task 0: Exited with exit code 1" of a setup step in the batch script's stream, then the
+  // training step (srun --label "0: ") reports its own end: the job went on past that step.
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(WithRule(Make(EventKind::kErrorLog, 6, "  exitcode  : 1 (pid: 7)"), 1));  // t.summary
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);  // alone it is the root
+  PhaseHit done;
+  done.phase = "training";
+  done.completes = true;
+  done.rule = 12;  // t.succeeded
+  done.where = events::LineInfo{0, 747, "Successfully completed."};
+  done.process.key = "0";
+  f.phases.push_back(done);
+  Ranking s = Rank(f, *rules, false);
+  EXPECT_FALSE(s.root);
+  EXPECT_EQ(s.recovered.size(), 1u);
+  // A summary after the completion is not undone by it (the teardown rules decide that one).
+  f.events.push_back(WithRule(Make(EventKind::kErrorLog, 900, "  exitcode  : 1 (pid: 8)"), 1));
+  Ranking t = Rank(f, *rules, false);
+  ASSERT_TRUE(t.root);
+  EXPECT_EQ(f.events[*t.root].where.line, 900);
+}
+
 TEST(RankerTest, TrainingLinesAfterATracebackThatEndedItsProcessDoNotRecoverIt) {
   // tests/real/mpirun-mpi4py-rank1-shard-indexerror-rank0-left-in-allreduce-timeout: rank 1's uncaught
   // IndexError (stderr, unbuffered) comes before the ranks' step lines (stdout, flushed later) in

@@ -405,6 +405,9 @@ void EventBuilder::Add(const LineView& line) {
     if (ContinuesTraceback(ps, msg, traceback_start || chain_marker)) {
       if (traceback_start) ps.last_source.clear();
       RememberSourceLine(ps, msg);
+      // A benign rule on a frame: the traceback went through code that catches and prints (multiprocessing's
+      // _run_finalizers): it was handled, like one under "Exception ignored in".
+      if (line.benign) ps.pending.ignored = true;
       AddContext(ps.pending, line);
       AddMatches(ps.pending, line);  // frame lines name the code that raised (launcher frames)
       UpdateOpen(ps);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "events/structure.h"
 #include "parse/line_parser.h"
 #include "rules/pattern_matcher.h"
@@ -18,7 +20,8 @@ class Harness {
     for (const auto& [bit, p] : StructuralPatterns()) patterns.emplace_back(bit, p);
     matcher_ = std::move(*rules::PatternMatcher::Compile(patterns));
   }
-  void Feed(const std::vector<std::string>& lines) {
+  // `benign`: 1-based lines a benign rule matched (the scanner sets LineView::benign).
+  void Feed(const std::vector<std::string>& lines, const std::vector<int64_t>& benign = {}) {
     int64_t n = 0;
     for (const auto& text : lines) {
       ++n;
@@ -32,6 +35,7 @@ class Harness {
       v.parsed = &p;
       v.line = n;
       v.structure = bits;
+      v.benign = std::find(benign.begin(), benign.end(), n) != benign.end();
       builder_.Add(v);
     }
     builder_.Finish();
@@ -395,6 +399,23 @@ TEST(EventBuilderTest, ATracebackUnderExceptionIgnoredInIsMarkedIgnored) {
   ASSERT_EQ(bare.events.size(), 2u);
   EXPECT_TRUE(bare.events[0].ignored);
   EXPECT_FALSE(bare.events[1].ignored);
+}
+
+TEST(EventBuilderTest, ATracebackThroughABenignFrameIsMarkedIgnored) {
+  // multiprocessing's _run_finalizers catches each finalizer's exception and prints it (rules/python.yaml
+  // marks that frame benign): the traceback was handled.
+  Harness h;
+  h.Feed({
+             "Traceback (most recent call last):",
+             "  File \"/usr/lib/python3.10/multiprocessing/util.py\", line 300, in _run_finalizers",
+             "    finalizer()",
+             "  File \"/usr/lib/python3.10/multiprocessing/synchronize.py\", line 87, in _cleanup",
+             "    sem_unlink(name)",
+             "FileNotFoundError: [Errno 2] No such file or directory",
+         },
+         {2});
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_TRUE(h.events[0].ignored);
 }
 
 TEST(EventBuilderTest, ATracebackUnderAChainMarkerAfterBuildOutputIsChained) {
