@@ -372,10 +372,14 @@ bool EventBuilder::ContinuesTraceback(ProcessState& ps, std::string_view msg, bo
   const bool plain = !flat_frame && !msg.empty() && !ParseExceptionLine(msg, &ex_type, &ex_text) && !starts_segment;
   const bool flat_source = plain && (ps.after_flat_frame || (ps.flat && ps.after_flat_source));
   const bool flat_carets = ps.flat && !msg.empty() && msg.find_first_not_of("^~ ") == std::string_view::npos;
-  // (Only a tail of plain lower-case words can be the wrapped frame's: a real source line has code in it.)
-  ps.after_flat_source = ps.after_flat_frame && flat_source && msg[0] >= 'a' && msg[0] <= 'z' &&
-                         msg.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_ ") == std::string_view::npos;
-  ps.after_flat_frame = flat_frame;
+  // A blank line between a flat frame and its source line (a paste with a blank line after every line)
+  // keeps the frame pending: an empty line changes neither state.
+  if (!msg.empty()) {
+    // (Only a tail of plain lower-case words can be the wrapped frame's: a real source line has code in it.)
+    ps.after_flat_source = ps.after_flat_frame && flat_source && msg[0] >= 'a' && msg[0] <= 'z' &&
+                           msg.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_ ") == std::string_view::npos;
+    ps.after_flat_frame = flat_frame;
+  }
   if (flat_frame) ps.flat = true;
   return msg.empty() || Indented(msg) || starts_segment || IsElisionMark(msg) || flat_frame || flat_source ||
          flat_carets;

@@ -566,6 +566,18 @@ TEST(EventBuilderTest, AFlattenedTracebackEndsInItsExceptionNotItsFirstSourceLin
   EXPECT_EQ(h.events[0].exception, "RuntimeError");
 }
 
+TEST(EventBuilderTest, AFlattenedTracebackWithABlankLineAfterEveryLineEndsInItsException) {
+  // A paste that lost the indentation and has a blank line after every line
+  // (tests/real/vllm-ascend-compose-w8a8-...-double-spaced-paste): the blank line between a frame and
+  // its source line keeps the frame pending.
+  Harness h;
+  h.Feed({"Traceback (most recent call last):", "", "File \"/w/vllm/model_executor/models/qwen2.py\", line 496, in load_weights",
+          "", "param = params_dict[name]", "", "~~~~~~~~~~~^^^^^^", "", "KeyError: 'layers.0.mlp.gate_up_proj.deq_scale'"});
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 9);
+  EXPECT_EQ(h.events[0].exception, "KeyError");
+}
+
 TEST(EventBuilderTest, AFlattenedFrameWithoutSourceIsFollowedByItsException) {
   // A frame with no source line ("<frozen runpy>", "<string>") may be the last: the exception comes next.
   Harness h;
