@@ -422,6 +422,40 @@ TEST_F(TriageE2eTest, EveryGenericShapeOnALineKeepsItsOwnCounter) {
   EXPECT_EQ(json::parse(Triage("--json ninja.log").out)["last_phase"], "process-start");
 }
 
+TEST_F(TriageE2eTest, OneProgressLineBelowItsTotalWithALossIsTheRunAtThatStep) {
+  // counts_once (builtin progress.generic.step-of-total-with-metric): one line cannot rise, but a step of the
+  // run's declared total with a loss on the line is training.
+  Write("once.log", "job starting\n[progress] step 3475/4528 (76.7%) | loss=0.4942\n");
+  json j = json::parse(Triage("--json once.log").out);
+  EXPECT_EQ(j["verdict"], "stalled");
+  EXPECT_EQ(j["last_phase"], "training");
+  ASSERT_FALSE(j["stall_hints"].empty());
+  EXPECT_NE(j["stall_hints"][0].get<std::string>().find("at step 3475/4528"), std::string::npos) << j["stall_hints"];
+  // Without a metric one "N/M" line could be anything (a build's "Step 3/10 : RUN ...").
+  Write("docker.log", "job starting\nStep 3/10 : RUN pip install -r requirements.txt\n");
+  EXPECT_EQ(json::parse(Triage("--json docker.log").out)["last_phase"], "process-start");
+}
+
+TEST_F(TriageE2eTest, AWatchdogCollectiveOnAServerThatWasReadyIsServingTraffic) {
+  // traffic (builtin progress.phase.collective-in-training): a collective timed out at SeqNum >= 10 is training,
+  // unless a server had reached ready (a vLLM engine's stats line with requests running).
+  const std::string watchdog =
+      "[rank4]:[E ProcessGroupNCCL.cpp:475] [Rank 4] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=20518, OpType=ALLREDUCE, NumelIn=106496, NumelOut=106496, Timeout(ms)=1800000) ran for "
+      "1800270 milliseconds before timing out.\n";
+  Write("alone.log", watchdog);
+  json alone = json::parse(Triage("--json alone.log").out);
+  EXPECT_EQ(alone["verdict"], "stalled");
+  EXPECT_EQ(alone["last_phase"], "training");
+  Write("served.log",
+        "INFO 02-03 13:14:04 llm_engine.py:706] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: "
+        "0.0 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs\n" +
+            watchdog);
+  json served = json::parse(Triage("--json served.log").out);
+  EXPECT_EQ(served["verdict"], "stalled");
+  EXPECT_EQ(served["last_phase"], "ready");
+}
+
 TEST_F(TriageE2eTest, AMonitoredBarrierTimeoutIsAHangNotACrash) {
   Write("barrier.log",
         "[rank0] checkpoint loaded\n"

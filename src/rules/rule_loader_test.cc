@@ -95,6 +95,21 @@ TEST(RuleLoaderTest, RejectsBadRegexUnknownFieldsAndMissingSamples) {
   ASSERT_TRUE(run_counter.ok()) << run_counter.status().message();
   EXPECT_TRUE((*run_counter)[0].ends_at_total);
   EXPECT_FALSE(ParseRuleFile(std::string(counter) + "    samples: {match: [x 1]}\n", "f").ok());
+  // counts_once: a progress counter only
+  const char* once =
+      "rules:\n  - id: a\n    kind: phase\n    phase: training\n    pattern: 'x (?P<step>\\d+)/(?P<total>\\d+)'\n"
+      "    counts_once: true\n";
+  auto once_counter = ParseRuleFile(std::string(once) + "    progress: true\n    samples: {match: [x 1/2]}\n", "f");
+  ASSERT_TRUE(once_counter.ok()) << once_counter.status().message();
+  EXPECT_TRUE((*once_counter)[0].counts_once);
+  EXPECT_FALSE(ParseRuleFile(std::string(once) + "    samples: {match: [x 1/2]}\n", "f").ok());
+  // traffic: a specific phase mark only (not a generic counter, not a completion marker)
+  const char* work = "rules:\n  - id: a\n    kind: phase\n    phase: training\n    pattern: 'x'\n    traffic: true\n";
+  auto traffic = ParseRuleFile(std::string(work) + "    samples: {match: [x]}\n", "f");
+  ASSERT_TRUE(traffic.ok()) << traffic.status().message();
+  EXPECT_TRUE((*traffic)[0].traffic);
+  EXPECT_FALSE(ParseRuleFile(std::string(work) + "    progress: true\n    samples: {match: [x]}\n", "f").ok());
+  EXPECT_FALSE(ParseRuleFile(std::string(work) + "    completes: true\n    samples: {match: [x]}\n", "f").ok());
   // at_total: a completion marker only
   const char* unit_end =
       "rules:\n  - id: a\n    kind: phase\n    phase: training\n    pattern: 'end (?P<step>\\d+)'\n    at_total: "
