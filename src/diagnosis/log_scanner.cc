@@ -804,6 +804,12 @@ parse::ParsedLine BlankParse(std::string_view line) {
   return true;
 }
 
+// a == b, most often told apart by their last byte ("rank3", "rank5"): no
+// memcmp call for the processes of a run that are not the line's.
+inline bool SameProcess(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.empty() || a.back() == b.back()) && a == b;
+}
+
 // Sums up the block's runs of plain and step lines (ScannedBlock::Run), one
 // prepared line at a time. What each line does is what Scanner::Line does
 // with it when no traceback is open: a plain line is counted for its
@@ -876,7 +882,7 @@ class RunBuilder {
     bool counted = false;
     for (size_t i = run_.processes_begin; i < block_->run_processes.size() && !counted; ++i) {
       ScannedBlock::RunProcess& rp = block_->run_processes[i];
-      if (rp.process != process) continue;
+      if (!SameProcess(rp.process, process)) continue;
       ++rp.lines;
       rp.last = index;
       counted = true;
@@ -895,7 +901,7 @@ class RunBuilder {
         if (which_.classes[id] != RunClass::kReached) continue;
         ScannedBlock::RunReached* m = nullptr;
         for (size_t k = run_.reached_begin; k < block_->run_reached.size() && !m; ++k) {
-          if (block_->run_reached[k].rule == id && block_->run_reached[k].process == process)
+          if (block_->run_reached[k].rule == id && SameProcess(block_->run_reached[k].process, process))
             m = &block_->run_reached[k];
         }
         if (!m) {
@@ -920,7 +926,8 @@ class RunBuilder {
       if (!c.matched || which_.classes[c.id] != RunClass::kStep) continue;
       ScannedBlock::RunMark* m = nullptr;
       for (size_t k = run_.marks_begin; k < block_->run_marks.size() && !m; ++k) {
-        if (block_->run_marks[k].rule == c.id && block_->run_marks[k].process == process) m = &block_->run_marks[k];
+        if (block_->run_marks[k].rule == c.id && SameProcess(block_->run_marks[k].process, process))
+          m = &block_->run_marks[k];
       }
       if (!m) {
         block_->run_marks.emplace_back();
@@ -941,7 +948,7 @@ class RunBuilder {
   bool RoomFor(std::string_view process) const {
     if (block_->run_processes.size() < run_.processes_begin + kMaxRunProcesses) return true;
     for (size_t i = run_.processes_begin; i < block_->run_processes.size(); ++i) {
-      if (block_->run_processes[i].process == process) return true;
+      if (SameProcess(block_->run_processes[i].process, process)) return true;
     }
     return false;
   }
