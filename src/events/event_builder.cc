@@ -507,11 +507,12 @@ void EventBuilder::Add(const LineView& line) {
       if (near && ps.pending.kind != EventKind::kCxxTerminate) shape &= ~kExceptionShape;
       const bool has_rule = line.matches && !line.matches->empty();
       // An ERROR line is a record of its own (vLLM repeats the header on every line), unless plain lines
-      // without a header follow that continue it: its message ends in ':' ("[TRT-LLM] [E] Failed to
+      // without a log header (a wrapper's or process prefix is fine: it is the same process) follow that
+      // continue it: its message ends in ':' ("[TRT-LLM] [E] Failed to
       // initialize executor on rank 0:" / "The checkpoint you are trying ..."), or they are indented under
       // it (pydantic's "  Value error, ..." under "1 validation error for TrtLlmArgs").
       const bool error_log_goes_on = ps.pending.kind == EventKind::kErrorLog && p.format.empty() &&
-                                     p.process.empty() && (AnnouncesMore(ps.pending.message) || Indented(msg));
+                                     (AnnouncesMore(ps.pending.message) || Indented(msg));
       if (ps.lines_since_key <= kMaxContinuationLines && (near || !has_rule) && !other_record && shape == 0 &&
           !msg.empty() && (ps.pending.kind != EventKind::kErrorLog || error_log_goes_on)) {
         AddContext(ps.pending, line);
