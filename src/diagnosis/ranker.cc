@@ -325,8 +325,10 @@ void ListStopConsequences(const Findings& f, const rules::RuleSet& rules, const 
 // watchdog's terminate at teardown): the work was done. When nothing but such
 // deaths and their echoes (the launcher's summary and exit status, a peer's
 // "connection closed": cascades) failed, they are noise of the teardown and
-// set aside like a recovered error. A Python exception after the marker (a
-// final save that failed) is a failure as before.
+// set aside like a recovered error; so are weak errors after the marker (ERROR
+// logs, NCCL WARN: the proxy's "Accept failed", the watchdog's async NCCL error
+// of a peer already gone). A Python exception after the marker (a final save
+// that failed) is a failure as before.
 void SetAsideTeardownAfterCompletion(const Findings& f, const rules::RuleSet& rules, bool multi_file,
                                      std::vector<bool>* recovered) {
   const auto& ev = f.events;
@@ -345,7 +347,10 @@ void SetAsideTeardownAfterCompletion(const Findings& f, const rules::RuleSet& ru
       if (after) teardown.push_back(i);
       continue;
     }
-    if ((e.kind != EventKind::kCxxTerminate && e.kind != EventKind::kSignal) || !after) return;  // a real error
+    // A weak error after the marker (NCCL's proxy or watchdog warnings while the process group is torn
+    // down, a logged NCCL error of a peer already gone) is teardown noise too; a Python exception is not.
+    const bool weak = e.kind == EventKind::kErrorLog || e.kind == EventKind::kNcclWarn;
+    if ((e.kind != EventKind::kCxxTerminate && e.kind != EventKind::kSignal && !weak) || !after) return;  // a real error
     // A phase first marked between the completion and the death is a new
     // stage (an evaluation, a server started by the same pipeline): the death
     // ended that stage, not the finished job's teardown.
@@ -357,7 +362,10 @@ void SetAsideTeardownAfterCompletion(const Findings& f, const rules::RuleSet& ru
     teardown.push_back(i);
   }
   const bool died = std::any_of(teardown.begin(), teardown.end(), [&](size_t i) {
-    return ev[i].kind == EventKind::kCxxTerminate || ev[i].kind == EventKind::kSignal;
+    const EventKind k = ev[i].kind;
+    if (k == EventKind::kCxxTerminate || k == EventKind::kSignal) return true;
+    // A weak error of its own (not a launcher's summary, itself logged at ERROR level) is teardown noise too.
+    return (k == EventKind::kErrorLog || k == EventKind::kNcclWarn) && !FirstRuleOfKind(ev[i], rules, RuleKind::kCascade);
   });
   if (!died) return;  // only a launcher's summary after the marker: a rank failed without a word
   for (size_t i : teardown) (*recovered)[i] = true;

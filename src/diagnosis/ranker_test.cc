@@ -679,6 +679,27 @@ TEST(RankerTest, ALaunchersSummaryBeforeTheJobsCompletionOfAnotherProcessIsRecov
   EXPECT_EQ(f.events[*t.root].where.line, 900);
 }
 
+TEST(RankerTest, WeakErrorsAfterTheJobsCompletionAreTeardownNoiseButAPythonExceptionIsNot) {
+  // NCCL's proxy "[Service thread] Accept failed" (NCCL WARN) on every rank after the run's end, or a
+  // logged NCCL error of a peer already gone: set aside. A traceback after the marker stays a failure.
+  auto rules = TestRules();
+  Findings f;
+  PhaseHit done;
+  done.phase = "training";
+  done.completes = true;
+  done.rule = 12;  // t.succeeded
+  done.where = events::LineInfo{0, 100, "Successfully completed."};
+  done.process.key = "0";
+  f.phases.push_back(done);
+  f.events.push_back(Make(EventKind::kNcclWarn, 110, "proxy.cc:1458 NCCL WARN [Service thread] Accept failed", "0"));
+  f.events.push_back(Make(EventKind::kErrorLog, 112, "[E511 ProcessGroupNCCL.cpp:541] found async exception", "3"));
+  Ranking r = Rank(f, *rules, false);
+  EXPECT_FALSE(r.root);
+  f.events.push_back(Make(EventKind::kPythonTraceback, 120, "OSError: [Errno 28] No space left on device", "0"));
+  Ranking s = Rank(f, *rules, false);
+  ASSERT_TRUE(s.root);
+}
+
 TEST(RankerTest, TrainingLinesAfterATracebackThatEndedItsProcessDoNotRecoverIt) {
   // tests/real/mpirun-mpi4py-rank1-shard-indexerror-rank0-left-in-allreduce-timeout: rank 1's uncaught
   // IndexError (stderr, unbuffered) comes before the ranks' step lines (stdout, flushed later) in
