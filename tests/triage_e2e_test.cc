@@ -431,6 +431,8 @@ TEST_F(TriageE2eTest, OneProgressLineBelowItsTotalWithALossIsTheRunAtThatStep) {
   EXPECT_EQ(j["last_phase"], "training");
   ASSERT_FALSE(j["stall_hints"].empty());
   EXPECT_NE(j["stall_hints"][0].get<std::string>().find("at step 3475/4528"), std::string::npos) << j["stall_hints"];
+  Write("bracket.log", "Train Epoch: 1 [14912/60000 (25%)]\tLoss: 0.051500\n");
+  EXPECT_EQ(json::parse(Triage("--json bracket.log").out)["last_phase"], "training");
   // Without a metric one "N/M" line could be anything (a build's "Step 3/10 : RUN ...").
   Write("docker.log", "job starting\nStep 3/10 : RUN pip install -r requirements.txt\n");
   EXPECT_EQ(json::parse(Triage("--json docker.log").out)["last_phase"], "process-start");
