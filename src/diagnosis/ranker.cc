@@ -420,8 +420,11 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     // A launcher's or scheduler's summary that one task or step ended badly (srun's `task 0: Exited with
     // exit code 1` of a setup step, in the batch script's stream) before the job's own completion marker,
     // of whatever process: the job went on past that step and finished.
+    // So is an NCCL WARN: NCCL's lines carry their own host:pid:tid prefix, so the progress lines of the
+    // same process (unprefixed) never match it; the job finished past it (a CollNet/SHARP init that
+    // failed and fell back).
     auto summary_rule = FirstRuleOfKind(ev[i], rules, RuleKind::kCascade);
-    const bool summary = summary_rule && rules.rules()[*summary_rule].summary;
+    const bool summary = (summary_rule && rules.rules()[*summary_rule].summary) || ev[i].kind == EventKind::kNcclWarn;
     for (const auto& ph : f.phases) {
       if (summary && ph.completes && !ph.interrupted && !rules.rules()[ph.rule].exit_only &&
           CausallyBefore(ev[i].where, ev[i].time, ph.where, ph.time, multi_file)) {

@@ -679,6 +679,25 @@ TEST(RankerTest, ALaunchersSummaryBeforeTheJobsCompletionOfAnotherProcessIsRecov
   EXPECT_EQ(f.events[*t.root].where.line, 900);
 }
 
+TEST(RankerTest, AnNcclWarnBeforeTheJobsCompletionOfAnotherProcessIsRecovered) {
+  // NCCL's own host:pid:tid prefix never matches the process's unprefixed progress: a CollNet (SHARP)
+  // init WARN that fell back, then the job's completion marker (unprefixed).
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(Make(EventKind::kNcclWarn, 4705, "NET/IB :SHARP coll init error: Cannot create SHArP job(-11)",
+                          "ip-0A230408:54866"));
+  ASSERT_TRUE(Rank(f, *rules, false).root);
+  PhaseHit done;
+  done.phase = "training";
+  done.completes = true;
+  done.rule = 12;  // t.succeeded
+  done.where = events::LineInfo{0, 9000, "Successfully completed."};
+  f.phases.push_back(done);
+  Ranking r = Rank(f, *rules, false);
+  EXPECT_FALSE(r.root);
+  EXPECT_EQ(r.recovered.size(), 1u);
+}
+
 TEST(RankerTest, WeakErrorsAfterTheJobsCompletionAreTeardownNoiseButAPythonExceptionIsNot) {
   // NCCL's proxy "[Service thread] Accept failed" (NCCL WARN) on every rank after the run's end, or a
   // logged NCCL error of a peer already gone: set aside. A traceback after the marker stays a failure.
