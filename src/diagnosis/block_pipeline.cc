@@ -11,13 +11,15 @@ namespace {
 
 thread_local int scan_threads_hint = -1;
 
-void CleanInto(std::string_view data, std::string* out) {
+void CleanInto(std::string_view data, std::string* out, std::vector<std::pair<uint32_t, std::string>>* redraws) {
   out->clear();
   size_t pos = 0;
-  while (pos < data.size()) {
+  std::string earlier;
+  for (uint32_t index = 0; pos < data.size(); ++index) {
     size_t nl = data.find('\n', pos);
     if (nl == std::string_view::npos) nl = data.size();
-    input::CleanLineInto(data.substr(pos, nl - pos), out);
+    input::CleanLineInto(data.substr(pos, nl - pos), out, &earlier);
+    if (!earlier.empty()) redraws->emplace_back(index, std::move(earlier));
     out->push_back('\n');
     pos = nl + 1;
   }
@@ -68,12 +70,13 @@ bool BlockPipeline::Read(ScannedBlock* out) {
   out->identities.clear();
   out->identity_rank.clear();
   out->cleaned = false;
+  out->redraws.clear();
   // Cleaning is left to the scan threads, but for the first block (the
   // wrappers show on the cleaned first lines) and for a wrapped input
   // (peeling is in input order).
   const bool clean_here = !detected_ || !stack_.empty();
   if (clean_here && input::NeedsCleaning(block.data)) {  // one check for the whole block
-    CleanInto(block.data, &out->data);
+    CleanInto(block.data, &out->data, &out->redraws);
   } else {
     out->data.assign(block.data);  // the reader reuses its buffer
   }
@@ -110,14 +113,17 @@ void BlockPipeline::Peel(ScannedBlock* out) {
   out->identity_rank.push_back(-1);
   std::string_view data = out->data;
   std::string scratch;
+  std::string earlier;
+  const size_t cleaned_redraws = out->redraws.size();
   size_t pos = 0;
-  while (pos < data.size()) {
+  for (uint32_t index = 0; pos < data.size(); ++index) {
     size_t nl = data.find('\n', pos);
     if (nl == std::string_view::npos) nl = data.size();
     parse::PeeledLine p = stack_.Peel(data.substr(pos, nl - pos), &scratch);
-    // Decoded JSON text may hold escapes and colours of its own.
+    // Decoded JSON text may hold escapes, colours and redraws of its own.
     if (input::NeedsCleaning(p.inner)) {
-      input::CleanLineInto(p.inner, &peel_buffer_);
+      input::CleanLineInto(p.inner, &peel_buffer_, &earlier);
+      if (!earlier.empty()) out->redraws.emplace_back(index, std::move(earlier));
     } else {
       peel_buffer_.append(p.inner);
     }
@@ -140,6 +146,10 @@ void BlockPipeline::Peel(ScannedBlock* out) {
     pos = nl + 1;
   }
   out->data.swap(peel_buffer_);
+  if (cleaned_redraws != 0 && cleaned_redraws != out->redraws.size()) {
+    std::stable_sort(out->redraws.begin(), out->redraws.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
 }
 
 std::string BlockPipeline::wrappers() const { return stack_.Describe(); }
@@ -147,7 +157,7 @@ std::string BlockPipeline::wrappers() const { return stack_.Describe(); }
 void BlockPipeline::Scan(ScannedBlock* out) const {
   out->hits.clear();
   if (!out->cleaned && input::NeedsCleaning(out->data)) {  // one check for the whole block
-    CleanInto(out->data, &out->scratch);
+    CleanInto(out->data, &out->scratch, &out->redraws);
     out->data.swap(out->scratch);
   }
   matcher_.Scan(out->data, &out->hits);

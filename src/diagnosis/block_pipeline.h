@@ -109,6 +109,10 @@ struct ScannedBlock {
   std::vector<RunProcess> run_processes;
   std::vector<RunMark> run_marks;
   std::vector<RunReached> run_reached;
+  // Lines a progress bar redrew ('\r' rewrites) from an earlier state of the
+  // same bar: (index of the line, that state, cleaned), in order of line.
+  // The line's text is its last state (input/line_cleaner.h).
+  std::vector<std::pair<uint32_t, std::string>> redraws;
   std::string scratch;   // cleaning buffer (swapped with data)
   bool cleaned = false;  // data is already cleaned (and peeled)
   int64_t seq = 0;

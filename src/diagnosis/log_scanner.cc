@@ -49,10 +49,14 @@ class Scanner {
     next_confirmed_ = 0;
     timed_from_ = 0;
     size_t next_run = 0;
+    size_t next_redraw = 0;
     for (size_t index = 0; index < block.lines.size(); ++index) {
+      while (next_redraw < block.redraws.size() && block.redraws[next_redraw].first < index) ++next_redraw;
       if (next_run < block.runs.size() && block.runs[next_run].first == index) {
         const ScannedBlock::Run& run = block.runs[next_run++];
-        if (runs_enabled_ && ApplyRun(block, run, line_no)) {
+        // A redrawn bar's earlier state is read by the walk of its line.
+        const bool redrawn = next_redraw < block.redraws.size() && block.redraws[next_redraw].first < run.end;
+        if (runs_enabled_ && !redrawn && ApplyRun(block, run, line_no)) {
           ++runs_applied_;
           if (run.last_full >= 0) ++step_runs_applied_;
           line_no += run.end - run.first;
@@ -75,6 +79,9 @@ class Scanner {
       line_end_ = prepared.end;
       prefix_process_ = prepared.process;
       prepared_parse_ = prepared.parsed >= 0 ? &block.parsed[prepared.parsed] : nullptr;
+      redraw_ = next_redraw < block.redraws.size() && block.redraws[next_redraw].first == index
+                    ? std::string_view(block.redraws[next_redraw].second)
+                    : std::string_view();
       Line(line, line_no, prepared.structure, prepared.start);
       if (need_times_ && line_examined_) timed_from_ = prepared.end + 1;
       ++line_no;
@@ -84,6 +91,7 @@ class Scanner {
     block_ = {};
     confirmed_ = nullptr;
     line_rules_ = {};
+    redraw_ = {};
     prepared_parse_ = nullptr;
     RememberLastLine(data, line_no - 1);
     next_line_ = line_no;
@@ -201,6 +209,14 @@ class Scanner {
       for (unsigned id : generic_rules_) {
         rules::Captures caps;
         if (!Confirm(id, text, &caps)) continue;
+        // A bar redrawn on one line and left below its total (the run's bar
+        // when the log stopped or moved on): its earlier state of the same
+        // shape first, so that a counter that advanced between them rises.
+        // A bar redrawn up to its total is a finished unit (a loader's, as
+        // often as a run's): its line counts as before, once.
+        if (rules::Captures before; !redraw_.empty() && BelowTotal(caps) && rules_.Confirm(id, redraw_, &before)) {
+          GenericProgress(id, before, p, line_no);
+        }
         GenericProgress(id, caps, p, line_no);
         break;
       }
@@ -482,6 +498,16 @@ class Scanner {
     if (rose) AddPhase(rules_.rules()[id], id, p, line_no, caps);
   }
 
+  // Whether a counter's captures declare a total above their step (N < M).
+  static bool BelowTotal(const rules::Captures& caps) {
+    const std::string step = CaptureOf(caps, "step"), total = CaptureOf(caps, "total");
+    int64_t n = 0, m = 0;
+    auto [step_end, step_ec] = std::from_chars(step.data(), step.data() + step.size(), n);
+    auto [total_end, total_ec] = std::from_chars(total.data(), total.data() + total.size(), m);
+    return !step.empty() && !total.empty() && step_ec == std::errc() && total_ec == std::errc() &&
+           step_end == step.data() + step.size() && total_end == total.data() + total.size() && n < m;
+  }
+
   // A counts_once counter's first line below its declared total (N < M) is the run at step N.
   void CounterBelowTotal(unsigned id, const rules::Captures& caps, const parse::ParsedLine& p, int64_t line_no,
                          int64_t value) {
@@ -650,6 +676,7 @@ class Scanner {
   bool runs_enabled_ = true;
   int64_t runs_applied_ = 0;
   int64_t step_runs_applied_ = 0;
+  std::string_view redraw_;  // the earlier state of the walked line's redrawn bar (ScannedBlock::redraws)
   std::vector<ProcessStats*> run_stats_;                       // ApplyRun's processes
   std::vector<std::pair<ProgressMark*, size_t>> run_targets_;  // ApplyRun's marks and PhaseHits
   std::vector<size_t> run_reached_;                            // ApplyRun's reached PhaseHits

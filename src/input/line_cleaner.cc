@@ -77,22 +77,10 @@ bool Visible(std::string_view s) {
 
 }  // namespace
 
-void CleanLineInto(std::string_view line, std::string* out) {
-  // Windows line ending and trailing carriage returns are not rewrites.
-  while (!line.empty() && (line.back() == '\r' || line.back() == '\n' || EndsWithCaretCr(line))) {
-    line.remove_suffix(line.back() == 'M' ? 2 : 1);
-  }
-  // A '\r' inside the line rewinds the cursor: keep the last non-empty segment.
-  size_t cr = line.rfind('\r');
-  while (cr != std::string_view::npos) {
-    std::string_view tail = line.substr(cr + 1);
-    if (Visible(tail)) {
-      line = tail;
-      break;
-    }
-    line = line.substr(0, cr);
-    cr = line.rfind('\r');
-  }
+namespace {
+
+// Appends segment's text without escapes, NULs and backspaced bytes.
+void AppendText(std::string_view line, std::string* out) {
   const size_t start = out->size();
   out->reserve(out->size() + line.size());
   for (size_t i = 0; i < line.size();) {
@@ -110,6 +98,71 @@ void CleanLineInto(std::string_view line, std::string* out) {
       out->push_back(c);
       ++i;
     }
+  }
+}
+
+// A bar's label: its text before the first digit, without blanks at its
+// ends (tqdm pads the percentage: "train:   0%" and "train:  32%" are one
+// bar, as are "  0%" and " 32%"). False when the text has no digit.
+bool BarLabel(std::string_view text, std::string_view* label) {
+  size_t digit = 0;
+  while (digit < text.size() && !(text[digit] >= '0' && text[digit] <= '9')) ++digit;
+  if (digit == text.size()) return false;
+  *label = text.substr(0, digit);
+  while (!label->empty() && (label->back() == ' ' || label->back() == '\t')) label->remove_suffix(1);
+  while (!label->empty() && (label->front() == ' ' || label->front() == '\t')) label->remove_prefix(1);
+  return true;
+}
+
+// The first state of the bar whose last state is `last` (cleaned), among the
+// segments of `before` (the line up to the last segment's '\r').
+void EarlierState(std::string_view before, std::string_view last, std::string* earlier) {
+  std::string_view label, other;
+  if (!BarLabel(last, &label)) return;
+  std::string text;
+  size_t pos = 0;
+  while (pos <= before.size()) {
+    size_t cr = before.find('\r', pos);
+    if (cr == std::string_view::npos) cr = before.size();
+    std::string_view segment = before.substr(pos, cr - pos);
+    if (Visible(segment)) {
+      text.clear();
+      AppendText(segment, &text);
+      if (text != last && BarLabel(text, &other) && other == label) {
+        earlier->assign(text);
+        return;
+      }
+    }
+    pos = cr + 1;
+  }
+}
+
+}  // namespace
+
+void CleanLineInto(std::string_view line, std::string* out, std::string* earlier) {
+  if (earlier) earlier->clear();
+  // Windows line ending and trailing carriage returns are not rewrites.
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n' || EndsWithCaretCr(line))) {
+    line.remove_suffix(line.back() == 'M' ? 2 : 1);
+  }
+  // A '\r' inside the line rewinds the cursor: keep the last non-empty segment.
+  std::string_view whole = line;
+  size_t cr = line.rfind('\r');
+  size_t last_cr = std::string_view::npos;
+  while (cr != std::string_view::npos) {
+    std::string_view tail = line.substr(cr + 1);
+    if (Visible(tail)) {
+      line = tail;
+      last_cr = cr;
+      break;
+    }
+    line = line.substr(0, cr);
+    cr = line.rfind('\r');
+  }
+  const size_t start = out->size();
+  AppendText(line, out);
+  if (earlier && last_cr != std::string_view::npos) {
+    EarlierState(whole.substr(0, last_cr), std::string_view(*out).substr(start), earlier);
   }
 }
 

@@ -18,8 +18,13 @@ namespace faultline::input {
 // True when line holds any byte that CleanLine would change.
 bool NeedsCleaning(std::string_view line);
 
-// Appends the cleaned form of line (without its '\n') to *out.
-void CleanLineInto(std::string_view line, std::string* out);
+// Appends the cleaned form of line (without its '\n') to *out. A line a
+// progress bar redrew ('\r' rewrites) keeps only its last state; when
+// `earlier` is given it gets the cleaned first state of the same bar (the
+// first segment whose text before its first digit is the last's, and whose
+// text differs from it: "train:   0%| 0/1000" under "train:  32%| 315/1000"),
+// or is cleared when the line holds none.
+void CleanLineInto(std::string_view line, std::string* out, std::string* earlier = nullptr);
 
 }  // namespace faultline::input
 

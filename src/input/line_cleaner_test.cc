@@ -38,6 +38,24 @@ TEST(LineCleanerTest, ARewriteThatPrintsNothingKeepsTheTextBeforeIt) {
   EXPECT_EQ(Clean("step 5/10\r\x1b[Kstep 6/10"), "step 6/10");
 }
 
+// A bar redrawn on one line keeps its last state; the cleaner reports the
+// first state of the same bar (the same text before its first digit), and
+// nothing for another line's text or a line without a redraw.
+TEST(LineCleanerTest, ARedrawnBarReportsItsFirstState) {
+  auto earlier = [](std::string_view line) {
+    std::string out, first;
+    CleanLineInto(line, &out, &first);
+    return out + "|" + first;
+  };
+  EXPECT_EQ(earlier("worker-1  | \rtrain:   0%| 0/1000\rtrain:   0%| 0/1000\rtrain:  32%| 315/1000"),
+            "train:  32%| 315/1000|train:   0%| 0/1000");
+  EXPECT_EQ(earlier("\r  0%|  | 0/8\r\x1b[K 50%|# | 4/8\r"), " 50%|# | 4/8|  0%|  | 0/8");
+  EXPECT_EQ(earlier("step 5/10\rstep 5/10"), "step 5/10|");
+  EXPECT_EQ(earlier("loading 1 file\rtrain: 3/10"), "train: 3/10|");
+  EXPECT_EQ(earlier("train: 3/10"), "train: 3/10|");
+  EXPECT_EQ(earlier("a\rbb"), "bb|");
+}
+
 // Buildkite writes its time stamps as APC strings (ESC _ bk;t=MILLIS BEL),
 // terminals' hyperlinks and titles are OSC strings: none of it is text.
 TEST(LineCleanerTest, StripsApcAndOscStrings) {
