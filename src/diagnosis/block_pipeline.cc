@@ -121,6 +121,7 @@ void BlockPipeline::Peel(ScannedBlock* out) {
     if (nl == std::string_view::npos) nl = data.size();
     parse::PeeledLine p = stack_.Peel(data.substr(pos, nl - pos), &scratch);
     // Decoded JSON text may hold escapes, colours and redraws of its own.
+    if (!p.earlier.empty()) out->redraws.emplace_back(index, std::move(p.earlier));
     if (input::NeedsCleaning(p.inner)) {
       input::CleanLineInto(p.inner, &peel_buffer_, &earlier);
       if (!earlier.empty()) out->redraws.emplace_back(index, std::move(earlier));

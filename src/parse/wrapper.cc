@@ -102,7 +102,7 @@ Result<std::unique_ptr<WrapperSet>> WrapperSet::Build(std::vector<WrapperSpec> s
 }
 
 bool WrapperSet::PeelOne(size_t layer, std::string_view line, std::string* scratch, std::string_view* inner,
-                         Captures* captures) const {
+                         Captures* captures, std::string* earlier) const {
   const WrapperSpec& spec = specs_[layer];
   if (const RE2* re = compiled_[layer].get()) {
     if (!captures) {  // the match's extent only (detection: every spec on every sample line): RE2's DFA
@@ -142,7 +142,7 @@ bool WrapperSet::PeelOne(size_t layer, std::string_view line, std::string* scrat
   // a compose prefix) is detected and peeled on text, not colour codes.
   if (input::NeedsCleaning(*scratch)) {
     std::string cleaned;
-    input::CleanLineInto(*scratch, &cleaned);
+    input::CleanLineInto(*scratch, &cleaned, earlier);
     *scratch = std::move(cleaned);
   }
   if (captures) {
@@ -248,7 +248,9 @@ PeeledLine WrapperStack::Peel(std::string_view line, std::string* scratch) const
     Captures caps;
     std::string_view inner;
     std::string decoded;
-    if (!set_->PeelOne(layer, out.inner, &decoded, &inner, &caps)) continue;
+    std::string earlier;
+    if (!set_->PeelOne(layer, out.inner, &decoded, &inner, &caps, &earlier)) continue;
+    if (!earlier.empty()) out.earlier = std::move(earlier);
     out.peeled = true;
     const WrapperSpec& spec = set_->specs()[layer];
     if (spec.pattern.empty()) {  // `inner` is the decoded text: keep it alive in

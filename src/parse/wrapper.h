@@ -62,6 +62,9 @@ struct PeeledLine {
   std::string identity;    // "" when the wrappers carry none
   int rank = -1;
   bool peeled = false;  // some layer matched this line
+  // A bar the job redrew with '\r' inside a decoded record: the bar's first
+  // state (input/line_cleaner.h), "" when none.
+  std::string earlier;
 };
 
 class WrapperSet;
@@ -100,9 +103,10 @@ class WrapperSet {
   const std::vector<WrapperSpec>& specs() const { return specs_; }
   ~WrapperSet();
 
-  // Peels one layer; false when the line does not wear it.
+  // Peels one layer; false when the line does not wear it. `earlier` (may be
+  // null): the first state of a bar the job redrew inside a decoded record.
   bool PeelOne(size_t layer, std::string_view line, std::string* scratch, std::string_view* inner,
-               std::vector<std::pair<std::string, std::string>>* captures) const;
+               std::vector<std::pair<std::string, std::string>>* captures, std::string* earlier = nullptr) const;
 
  private:
   WrapperSet() = default;
