@@ -117,6 +117,21 @@ TEST(WrapperLoaderTest, JournaldIdentityOmitsMissingParts) {
   EXPECT_EQ(stack.Peel(lines[1], &scratch).identity, "gpu-node-1/kernel");
 }
 
+// journalctl -o short-iso writes its zone as an offset: a time stamp in "Z" (kubectl --timestamps, docker
+// logs -t) before "Word Word: " is a bare time stamp, not "TIME HOST IDENT: ". A one-line log gives the
+// detector nothing else to tell them apart by (it lost "Training Progress:" to journald's host and ident).
+TEST(WrapperLoaderTest, AZuluTimeIsNotJournaldShortIso) {
+  auto set = Builtin();
+  const std::vector<std::string> one = {
+      "2025-05-09T15:15:10.123456789Z Training Progress:   0%|          | 0/125 [04:45<?, ?it/s]"};
+  parse::WrapperStack stack = DetectOn(*set, one);
+  ASSERT_EQ(stack.Describe(), "rfc3339-timestamp");
+  std::string scratch;
+  EXPECT_EQ(stack.Peel(one[0], &scratch).inner, "Training Progress:   0%|          | 0/125 [04:45<?, ?it/s]");
+  const std::vector<std::string> journal = {"2025-05-09T15:15:10+0000 gpu-node-1 python3[7506]: Traceback (most recent call last):"};
+  EXPECT_EQ(DetectOn(*set, journal).Describe(), "journald-short-iso");
+}
+
 // stern's "POD CONTAINER " is two lower-case words, a shape prose can take: it must be on nearly every
 // line (its min_share), not on half of them as a bracketed or piped prefix need be.
 TEST(WrapperLoaderTest, SternIsDetectedOnlyWhenNearlyEveryLineWearsIt) {
