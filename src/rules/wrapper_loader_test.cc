@@ -132,6 +132,24 @@ TEST(WrapperLoaderTest, AZuluTimeIsNotJournaldShortIso) {
   EXPECT_EQ(DetectOn(*set, journal).Describe(), "journald-short-iso");
 }
 
+// Open MPI's tag is on few of a file's first lines when mpirun --display-map's job map (or a batch
+// system's banner) comes first; no other text wears "[1,0]<stderr>:", so a few lines are enough.
+TEST(WrapperLoaderTest, MpirunTagsUnderALongJobMapAreStillDetected) {
+  auto set = Builtin();
+  std::vector<std::string> lines;
+  for (int i = 0; i < 20; ++i) lines.push_back(fmt::format(" \tProcess OMPI jobid: [31268,1] App: 0 Process rank: {} Bound: N/A", i));
+  lines.push_back("[1,0]<stderr>:ModuleNotFoundError: No module named 'sglang'");
+  lines.push_back("[1,1]<stderr>:ModuleNotFoundError: No module named 'sglang'");
+  lines.push_back("[1,1]<stderr>:real\t0m0.117s");
+  parse::WrapperStack stack = DetectOn(*set, lines);
+  ASSERT_EQ(stack.Describe(), "mpirun-tag-output");
+  std::string scratch;
+  parse::PeeledLine p = stack.Peel(lines[21], &scratch);
+  EXPECT_EQ(p.inner, "ModuleNotFoundError: No module named 'sglang'");
+  EXPECT_EQ(p.rank, 1);
+  EXPECT_EQ(stack.Peel(lines[0], &scratch).inner, lines[0]);
+}
+
 // stern's "POD CONTAINER " is two lower-case words, a shape prose can take: it must be on nearly every
 // line (its min_share), not on half of them as a bracketed or piped prefix need be.
 TEST(WrapperLoaderTest, SternIsDetectedOnlyWhenNearlyEveryLineWearsIt) {
