@@ -134,6 +134,32 @@ TEST(ScanInputsTest, TracebackFramesAreNoLaterPhaseMarks) {
   EXPECT_TRUE(training);  // the first frame still says where the error happened
 }
 
+// A tqdm bar redrawn with '\r' inside one line (a compose prefix before it) rises from its first state to
+// its last when it stopped below its total; a bar redrawn up to its total (a loader's) reaches no phase.
+TEST(ScanInputsTest, ARedrawnBarBelowItsTotalRises) {
+  auto builtin = rules::LoadBuiltinRules();
+  ASSERT_TRUE(builtin.ok());
+  auto rules = BuildScanRuleSet(std::move(*builtin));
+  ASSERT_TRUE(rules.ok());
+  auto wrappers = rules::LoadWrappers({});
+  ASSERT_TRUE(wrappers.ok());
+  auto training = [&](const std::string& bar) {
+    const fs::path log = fs::path(::testing::TempDir()) / "redrawn-bar.log";
+    std::FILE* out = std::fopen(log.c_str(), "w");
+    EXPECT_NE(out, nullptr);
+    std::fputs("worker-1  | starting\nworker-1  | loading data\n", out);
+    std::fputs(("worker-1  | " + bar + "\n").c_str(), out);
+    std::fclose(out);
+    std::vector<input::InputFile> files = {{log.string(), log.string()}};
+    Findings f;
+    EXPECT_TRUE(ScanInputs(files, **rules, wrappers->get(), &f, 1).ok());
+    return std::any_of(f.phases.begin(), f.phases.end(), [](const PhaseHit& p) { return p.phase == "training"; });
+  };
+  EXPECT_TRUE(training("\rtrain:   0%|  | 0/1000 [00:00<?, ?it/s]\rtrain:  32%|# | 315/1000 [00:20<00:01, 578.75it/s]"));
+  EXPECT_FALSE(training("\rtrain:  32%|# | 315/1000 [00:20<00:01, 578.75it/s]"));
+  EXPECT_FALSE(training("\rParse files:   0%|  | 0/8 [00:00<?, ?it/s]\rParse files: 100%|##| 8/8 [00:00<00:00, 33.65it/s]"));
+}
+
 TEST(ScanInputsTest, EventCapKeepsTheEarliestAcrossFiles) {
   Findings into;
   for (int file = 0; file < 3; ++file) {

@@ -88,6 +88,23 @@ TEST(WrapperLoaderTest, JsonRecordsAreDecoded) {
             "not json");  // a stray line is left as it is
 }
 
+// A progress bar the job redrew with '\r' inside one record: the decoded text keeps its last state, and
+// the bar's first state comes with it (the scanner reads it first, so that the counter rises).
+TEST(WrapperLoaderTest, ARedrawnBarInsideAJsonRecordKeepsItsFirstState) {
+  auto set = Builtin();
+  std::vector<std::string> lines = {
+      R"({"log":"starting\n","stream":"stderr","time":"2025-05-09T15:15:10Z"})",
+      R"({"log":"\rtrain:   0%| 0/1000 [00:00<?, ?it/s]\rtrain:  32%| 315/1000 [00:20<00:01]\n","stream":"stderr"})",
+      R"({"log":"done\n","stream":"stderr","time":"2025-05-09T15:15:10Z"})"};
+  parse::WrapperStack stack = DetectOn(*set, lines);
+  ASSERT_EQ(stack.Describe(), "docker-json-file");
+  std::string scratch;
+  parse::PeeledLine p = stack.Peel(lines[1], &scratch);
+  EXPECT_EQ(p.inner, "train:  32%| 315/1000 [00:20<00:01]");
+  EXPECT_EQ(p.earlier, "train:   0%| 0/1000 [00:00<?, ?it/s]");
+  EXPECT_EQ(stack.Peel(lines[0], &scratch).earlier, "");
+}
+
 // TGI colours its own time stamps; docker's json-file driver escapes the colour codes (\u001b): once a
 // record is decoded its colours are removed, so the time stamp under it is seen as the next layer.
 TEST(WrapperLoaderTest, ColoursInsideAJsonRecordAreRemovedBeforeTheNextLayer) {
