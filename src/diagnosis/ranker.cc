@@ -280,10 +280,42 @@ bool IsTermination(const Event& e) {
 // The earliest stop in causal order (sets r->stop) and, per event, whether it
 // comes at or after it: a KeyboardInterrupt traceback, torchrun's
 // SignalException, a peer's broken pipe are what stopping a job looks like.
-std::vector<bool> AfterStop(const Findings& f, bool multi_file, Ranking* r) {
+bool SameProcessAs(const events::LineInfo& where, const events::ProcessId& process, const StopHit& s) {
+  if (where.file != s.where.file) return false;
+  return process.key == s.process.key || (process.pid >= 0 && process.pid == s.process.pid);
+}
+
+// A tentative stop (a client retrying its connection: the process is still
+// waiting) stands only when the wait is where its process ended: a later
+// phase mark (the retry connected and the job went on) or a later fatal
+// error of the same process (the wait gave up: that error is the answer)
+// overtakes it. Later retries of the same wait do not.
+bool Overtaken(const StopHit& s, const Findings& f, const rules::RuleSet& rules, bool multi_file) {
+  auto is_tentative_stop_line = [&](const events::LineInfo& w) {
+    return std::any_of(f.stops.begin(), f.stops.end(), [&](const StopHit& t) {
+      return rules.rules()[t.rule].tentative && t.where.file == w.file && t.where.line == w.line;
+    });
+  };
+  for (const auto& ph : f.phases) {
+    const bool has_last = ph.last.line > 0;
+    const auto& w = has_last ? ph.last : ph.where;
+    const auto& t = has_last ? ph.last_time : ph.time;
+    if (SameProcessAs(w, ph.process, s) && CausallyBefore(s.where, s.time, w, t, multi_file) &&
+        !is_tentative_stop_line(w)) {
+      return true;
+    }
+  }
+  return std::any_of(f.events.begin(), f.events.end(), [&](const Event& e) {
+    return events::IsStrong(e.kind) && !e.cut_off && SameProcessAs(e.where, e.process, s) &&
+           CausallyBefore(s.where, s.time, e.where, e.time, multi_file);
+  });
+}
+
+std::vector<bool> AfterStop(const Findings& f, const rules::RuleSet& rules, bool multi_file, Ranking* r) {
   std::vector<bool> after(f.events.size(), false);
   for (size_t i = 0; i < f.stops.size(); ++i) {
     const StopHit& s = f.stops[i];
+    if (rules.rules()[s.rule].tentative && Overtaken(s, f, rules, multi_file)) continue;
     if (!r->stop || CausallyBefore(s.where, s.time, f.stops[*r->stop].where, f.stops[*r->stop].time, multi_file)) {
       r->stop = i;
     }
@@ -477,7 +509,7 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
 
   SetAsideTeardownAfterCompletion(f, rules, multi_file, &recovered);
 
-  const std::vector<bool> stopped = AfterStop(f, multi_file, &r);
+  const std::vector<bool> stopped = AfterStop(f, rules, multi_file, &r);
   std::optional<size_t> strong, weak, summary, summary_exit, summary_signal, cut_off;
   std::optional<size_t> first_fatal;  // the earliest fatal one, when a known weak line came before it
   // A summary line that says a rank died of a signal ("exitcode  : -9", "exits with return code = -9",

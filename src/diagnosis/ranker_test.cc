@@ -94,6 +94,13 @@ rules:
     explanation: e
     fix: f
     samples: {match: ['RuntimeError: The NVIDIA driver on your system is too old (found version 12060).']}
+  - id: t.store-retrying
+    kind: stop
+    hang: true
+    tentative: true
+    pattern: 'TCP client failed to connect/validate to host \S+ - retrying'
+    reason: 'waiting for the store'
+    samples: {match: ['[c10d] TCP client failed to connect/validate to host 10.0.0.1:29500 - retrying (try=0, timeout=600000ms)']}
 )",
                                     "t.yaml");
   EXPECT_TRUE(rules.ok()) << rules.status().message();
@@ -275,6 +282,60 @@ TEST(RankerTest, FatalStopIsTheRootUnlessTheJobWasServing) {
   r = Rank(f, *rules, false);
   EXPECT_FALSE(r.root) << "a server that served until its time limit ended normally";
   ASSERT_TRUE(r.stop);
+}
+
+TEST(RankerTest, ATentativeStopStandsOnlyWhenItsProcessEndedWaiting) {
+  // tests/real/ray-serve-vllm-pp3-replica-tcpstore-connect-timeout-retrying: the store client retries
+  // and the log ends there: hung in distributed-init. A retry that connected (a later phase mark) or
+  // gave up with an exception (a later fatal error) of the same process is no stop.
+  auto rules = TestRules();
+  size_t retrying = 0;
+  while (rules->rules()[retrying].id != "t.store-retrying") ++retrying;
+  const std::string line = "[c10d] TCP client failed to connect/validate to host 10.0.0.1:29500 - retrying (try=0)";
+  Findings f;
+  f.events.push_back(Make(EventKind::kErrorLog, 4, "[c10d] The client socket has timed out after 600000ms", "rank1"));
+  StopHit wait;
+  wait.rule = retrying;
+  wait.process.key = "rank1";
+  wait.where = events::LineInfo{0, 5, line};
+  f.stops = {wait};
+  Ranking r = Rank(f, *rules, false);
+  EXPECT_FALSE(r.root);
+  ASSERT_TRUE(r.stop) << "the log ends in the wait";
+  // A second retry of the same wait: still waiting.
+  StopHit again = wait;
+  again.where = events::LineInfo{0, 9, line};
+  f.stops.push_back(again);
+  PhaseHit init;
+  init.phase = "distributed-init";
+  init.rule = retrying;
+  init.process.key = "rank1";
+  init.where = wait.where;
+  init.last = again.where;
+  f.phases.push_back(init);
+  ASSERT_TRUE(Rank(f, *rules, false).stop);
+  // The job went on: a training mark of the same process after the retries.
+  PhaseHit trained;
+  trained.phase = "training";
+  trained.rule = retrying;
+  trained.process.key = "rank1";
+  trained.where = events::LineInfo{0, 30, "step 1/100 loss 2.3"};
+  f.phases.push_back(trained);
+  f.events.push_back(Make(EventKind::kPythonTraceback, 60, "torch.OutOfMemoryError: CUDA out of memory.", "rank1"));
+  Ranking went_on = Rank(f, *rules, false);
+  EXPECT_FALSE(went_on.stop);
+  ASSERT_TRUE(went_on.root) << "the crash after the wait ended is the root, not a consequence of a stop";
+  EXPECT_EQ(f.events[*went_on.root].where.line, 60);
+  // Another process's progress does not end this one's wait; its own fatal error does.
+  f.phases.pop_back();
+  f.events.back().process.key = "rank0";
+  EXPECT_TRUE(Rank(f, *rules, false).stop);
+  f.events.back().process.key = "rank1";
+  f.events.back().message = "torch.distributed.DistNetworkError: The client socket has timed out after 600000ms";
+  Ranking gave_up = Rank(f, *rules, false);
+  EXPECT_FALSE(gave_up.stop);
+  ASSERT_TRUE(gave_up.root);
+  EXPECT_EQ(f.events[*gave_up.root].where.line, 60);
 }
 
 TEST(RankerTest, FatalErrorBeforeAStopStaysTheRoot) {

@@ -49,6 +49,10 @@ struct Rule {
   // stop: the stop itself says the job hung (a watchdog or a harness gave up waiting): the verdict is
   // stalled even when a server had reached `ready` (without it a stop after ready ends a served run).
   bool hang = false;
+  // stop: the line says the process is still waiting (a client retrying its connection), not that it was
+  // stopped: it counts as a stop only when the wait is where its process ended (no later phase mark or
+  // fatal error of that process).
+  bool tentative = false;
   // cascade: the line says the serving engine itself is gone (vLLM's EngineDeadError, "Got fatal signal
   // from worker processes, shutting down", SGLang's sigquit from a child): an error shortly before it in
   // the same process killed the engine, so the front end answering /health with 200 afterwards is no
