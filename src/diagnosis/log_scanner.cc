@@ -485,7 +485,8 @@ class Scanner {
         // A run-long counter first seen at its total (a bar's last redraw, "25880/25880") did its work:
         // no phase (one line could be anything), but a candidate end of the run (triage.cc Completed()).
         if (rules_.rules()[id].ends_at_total) LoneCounterAtTotal(caps, p, line_no, step);
-        if (rules_.rules()[id].counts_once) CounterBelowTotal(id, caps, p, line_no, value);
+        // A counts_once counter's first line below its declared total (N < M) is the run at step N.
+        if (rules_.rules()[id].counts_once && BelowTotal(caps)) AddPhase(rules_.rules()[id], id, p, line_no, caps);
         return;
       }
       counter_ = it;
@@ -508,15 +509,6 @@ class Scanner {
            step_end == step.data() + step.size() && total_end == total.data() + total.size() && n < m;
   }
 
-  // A counts_once counter's first line below its declared total (N < M) is the run at step N.
-  void CounterBelowTotal(unsigned id, const rules::Captures& caps, const parse::ParsedLine& p, int64_t line_no,
-                         int64_t value) {
-    const std::string total = CaptureOf(caps, "total");
-    int64_t limit = 0;
-    auto [end, ec] = std::from_chars(total.data(), total.data() + total.size(), limit);
-    if (total.empty() || ec != std::errc() || end != total.data() + total.size() || value >= limit) return;
-    AddPhase(rules_.rules()[id], id, p, line_no, caps);
-  }
 
   void LoneCounterAtTotal(const rules::Captures& caps, const parse::ParsedLine& p, int64_t line_no,
                           const std::string& step) {

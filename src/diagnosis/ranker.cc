@@ -107,11 +107,14 @@ bool UnprefixedBeside(const Event& e, const Event& g) {
   return e.process.key == g.process.parent || g.process.key.starts_with(e.process.key + "/");
 }
 
-bool SameProcess(const Event& a, const Event& b) {
-  if (a.where.file != b.where.file) return false;
-  if (a.process.key == b.process.key) return true;
-  return a.process.pid >= 0 && a.process.pid == b.process.pid;
+// The same process: the same file, and the same demultiplexing key or a known pid.
+bool SameProcessAt(const events::LineInfo& a, const events::ProcessId& pa, const events::LineInfo& b,
+                   const events::ProcessId& pb) {
+  if (a.file != b.file) return false;
+  return pa.key == pb.key || (pa.pid >= 0 && pa.pid == pb.pid);
 }
+
+bool SameProcess(const Event& a, const Event& b) { return SameProcessAt(a.where, a.process, b.where, b.process); }
 
 // The error a generic wrapper stands for: the first non-generic fatal or
 // known error after it in the same process (the wrapped exception Ray,
@@ -280,11 +283,6 @@ bool IsTermination(const Event& e) {
 // The earliest stop in causal order (sets r->stop) and, per event, whether it
 // comes at or after it: a KeyboardInterrupt traceback, torchrun's
 // SignalException, a peer's broken pipe are what stopping a job looks like.
-bool SameProcessAs(const events::LineInfo& where, const events::ProcessId& process, const StopHit& s) {
-  if (where.file != s.where.file) return false;
-  return process.key == s.process.key || (process.pid >= 0 && process.pid == s.process.pid);
-}
-
 // A tentative stop (a client retrying its connection: the process is still
 // waiting) stands only when the wait is where its process ended: a later
 // phase mark (the retry connected and the job went on) or a later fatal
@@ -300,13 +298,13 @@ bool Overtaken(const StopHit& s, const Findings& f, const rules::RuleSet& rules,
     const bool has_last = ph.last.line > 0;
     const auto& w = has_last ? ph.last : ph.where;
     const auto& t = has_last ? ph.last_time : ph.time;
-    if (SameProcessAs(w, ph.process, s) && CausallyBefore(s.where, s.time, w, t, multi_file) &&
+    if (SameProcessAt(w, ph.process, s.where, s.process) && CausallyBefore(s.where, s.time, w, t, multi_file) &&
         !is_tentative_stop_line(w)) {
       return true;
     }
   }
   return std::any_of(f.events.begin(), f.events.end(), [&](const Event& e) {
-    return events::IsStrong(e.kind) && !e.cut_off && SameProcessAs(e.where, e.process, s) &&
+    return events::IsStrong(e.kind) && !e.cut_off && SameProcessAt(e.where, e.process, s.where, s.process) &&
            CausallyBefore(s.where, s.time, e.where, e.time, multi_file);
   });
 }
