@@ -58,6 +58,11 @@ size_t LeadingBlanks(std::string_view msg) {
   return i;
 }
 
+// The line carries a logger's header at WARNING level or below: what it reports was handled.
+bool LoggedBelowError(const parse::ParsedLine& p) {
+  return !p.format.empty() && p.level != parse::Level::kUnknown && p.level <= parse::Level::kWarning;
+}
+
 bool Indented(std::string_view msg) {
   if (msg.empty()) return false;
   if (msg[0] == ' ' || msg[0] == '\t') return true;
@@ -238,7 +243,9 @@ void EventBuilder::Emit(ProcessState& ps) {
   ps.state = State::kIdle;
   ps.after_flat_source = false;
   // A traceback a logger printed at WARNING level or below did not end the process: an error line, not a fatal one.
-  if (e.logged && e.kind == EventKind::kPythonTraceback) e.kind = EventKind::kErrorLog;
+  // So is an exception line alone under such a header (a paste that starts inside that traceback).
+  if (e.logged && (e.kind == EventKind::kPythonTraceback || e.kind == EventKind::kExceptionLine))
+    e.kind = EventKind::kErrorLog;
   std::string key = FoldKey(e);
   if (has_held_ && key == last_key_) {
     // The same error printed twice by one process (vLLM logs a traceback and
@@ -279,7 +286,7 @@ void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
     Emit(ps);
   }
   e.where = Info(line);  // until the exception line is seen
-  e.logged = !p.format.empty() && p.level != parse::Level::kUnknown && p.level <= parse::Level::kWarning;
+  e.logged = LoggedBelowError(p);
   ps.traceback_indent = LeadingBlanks(p.message);
   e.chained = ps.chain_marker_line >= 0 && e.where.line - ps.chain_marker_line <= 3;
   ps.chain_marker_line = -1;
@@ -301,6 +308,9 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
   e.time = p.time;
   e.where = Info(line);
   e.message = TrimRight(msg);
+  // A line of only carets under a source line (Python 3.11's position marks, each carrying the logger's
+  // header in a paste that starts inside a traceback) says nothing.
+  if (!e.message.empty() && e.message.find_first_not_of("^~ \t") == std::string::npos) return;
   AddMatches(e, line);
   bool wait_for_more = false;
   std::string_view type, text;
@@ -322,6 +332,7 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
   } else if ((line.structure & kExceptionShape) && ParseExceptionLine(msg, &type, &text)) {
     e.kind = EventKind::kExceptionLine;
     e.exception = std::string(type);
+    e.logged = LoggedBelowError(p);
     // "Exception ignored in: ..." then only the exception (one without a traceback): swallowed too.
     e.ignored = ps.ignored_line >= 0 && e.where.line - ps.ignored_line == 1;
     if (e.ignored) ps.ignored_line = -1;
@@ -398,8 +409,13 @@ void EventBuilder::Add(const LineView& line) {
   if (ps.in_warning && !warning_header && !msg.empty() && !Indented(msg)) ps.in_warning = false;
   // A log (or a paste) that starts inside a traceback: its first frame
   // opens the traceback that its exception line will close.
-  const bool orphan_frame = ps.state == State::kIdle && !ps.has_pending && !ps.in_warning &&
-                            (line.structure & kFrameLine) && IsFrameLine(msg);
+  // (An ERROR-logged source line just before that frame is the same traceback's debris, when every line of
+  // the record carries the logger's header: it joins the traceback instead of standing as an error.)
+  const bool debris_pending = ps.state == State::kAfterException && ps.has_pending &&
+                              ps.pending.kind == EventKind::kErrorLog && ps.lines_since_key == 0 &&
+                              ps.pending.chain.empty() && Indented(ps.pending.message);
+  const bool orphan_frame = (ps.state == State::kIdle || debris_pending) && (!ps.has_pending || debris_pending) &&
+                            !ps.in_warning && (line.structure & kFrameLine) && IsFrameLine(msg);
 
   if (ps.state == State::kInTraceback) {
     if (ps.traceback_indent > 0 && !msg.empty() && LeadingBlanks(msg) >= ps.traceback_indent) {
@@ -485,7 +501,7 @@ void EventBuilder::Add(const LineView& line) {
       UpdateOpen(ps);
       return;
     }
-    if (!traceback_start) {
+    if (!traceback_start && !orphan_frame) {
       ++ps.lines_since_key;
       // vLLM repeats the logger header on every line of a record, so a header
       // alone does not start a new record; an INFO/WARNING line does.
@@ -524,7 +540,7 @@ void EventBuilder::Add(const LineView& line) {
     }
     // Anything else closes the pending event (an ERROR line followed by a
     // traceback start is absorbed by StartTraceback).
-    if (!(traceback_start && ps.pending.kind == EventKind::kErrorLog)) Emit(ps);
+    if (!((traceback_start || orphan_frame) && ps.pending.kind == EventKind::kErrorLog)) Emit(ps);
   }
 
   if (chain_marker) ps.chain_marker_line = Info(line).line;

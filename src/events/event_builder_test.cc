@@ -267,6 +267,37 @@ TEST(EventBuilderTest, APasteThatStartsInsideATracebackStillEndsInItsException) 
   EXPECT_EQ(h.events[0].where.line, 4);
 }
 
+TEST(EventBuilderTest, ALoggedPasteThatStartsInsideATracebackEndsInItsException) {
+  // vLLM's header on every line of the record; the paste starts at a caret line, then a source line, so
+  // its first frame comes after two lines that are the same traceback's debris, not errors of their own.
+  const std::string h = "(RayWorkerWrapper pid=67451, ip=10.1.0.7) ERROR 06-25 15:28:30 worker_base.py:148] ";
+  Harness w;
+  w.Feed({h + "           ^^^^^^^^^^^^^^^^^^^^^", h + "    self.model_runner.profile_run()",
+          h + "  File \"/v/model_runner.py\", line 844, in profile_run", h + "    self.execute_model(seqs)",
+          h + "           ^^^^^^^^^^^^^^^^^^^^^", h + "RuntimeError: NCCL Error 2: unhandled system error"});
+  ASSERT_EQ(w.events.size(), 1u);
+  EXPECT_EQ(w.events[0].kind, EventKind::kPythonTraceback);
+  EXPECT_EQ(w.events[0].where.line, 6);
+  // A lone indented ERROR line with no frame under it stays an error line.
+  Harness lone;
+  lone.Feed({h + "    bad config value", "INFO 06-25 15:28:31 worker.py:1] going on"});
+  ASSERT_EQ(lone.events.size(), 1u);
+  EXPECT_EQ(lone.events[0].kind, EventKind::kErrorLog);
+}
+
+TEST(EventBuilderTest, AnExceptionLineAloneUnderAWarningHeaderWasHandled) {
+  // A paste that starts inside dynamo's WARNING-logged traceback: its exception line alone is no fatal error.
+  const std::string h = "[2023-11-29 11:05:15,440] torch._dynamo.convert_frame: [WARNING] ";
+  Harness w;
+  w.Feed({h + "FileNotFoundError: [Errno 2] No such file or directory: 'ldconfig'", h + "Set TORCH_LOGS=\"+dynamo\""});
+  ASSERT_EQ(w.events.size(), 1u);
+  EXPECT_EQ(w.events[0].kind, EventKind::kErrorLog);
+  Harness e;
+  e.Feed({"FileNotFoundError: [Errno 2] No such file or directory: 'ldconfig'"});
+  ASSERT_EQ(e.events.size(), 1u);
+  EXPECT_EQ(e.events[0].kind, EventKind::kExceptionLine);
+}
+
 TEST(EventBuilderTest, AStatusLineInterleavedInATracebackDoesNotCloseIt) {
   // Two unprefixed DeepSpeed ranks (tests/real/deepspeed-lmflow-bf16-optimizer-flatten-oom): the other
   // rank's "Loading extension module utils..." lands between a frame and its code line.
