@@ -35,6 +35,10 @@ struct PhaseHit {
   events::ProcessId process;
   parse::Timestamp time;
   bool completes = false;
+  // From a completion rule that says only that the process ended (exit: true, the shell's `time`
+  // report, W&B's sync footer): kept apart from the other completion marks of its process, so that a
+  // job's own completion after it (LSF's "Successfully completed.") still counts as one.
+  bool exit_only = false;
   bool generic = false;      // from a generic progress rule (progress: true)
   bool interrupted = false;  // from a rule that reads a stop's traceback frames (interrupted: true)
   // The latest mark of the same (process, phase): a server that answered a

@@ -316,7 +316,7 @@ class Scanner {
     for (size_t i = 0; i < findings_->phases.size(); ++i) {
       const PhaseHit& ph = findings_->phases[i];
       if (ph.phase == rule.phase && ph.process.key == process && ph.completes == rule.completes &&
-          ph.generic == rule.progress && ph.interrupted == rule.interrupted) {
+          ph.exit_only == rule.exit_only && ph.generic == rule.progress && ph.interrupted == rule.interrupted) {
         return i;
       }
     }
@@ -583,7 +583,7 @@ class Scanner {
       for (size_t i = 0; i < findings_->phases.size(); ++i) {
         const PhaseHit& ph = findings_->phases[i];
         if (ph.phase == rule.phase && ph.process.key == p.process && ph.completes == rule.completes &&
-            ph.generic == rule.progress && ph.interrupted == rule.interrupted) {
+            ph.exit_only == rule.exit_only && ph.generic == rule.progress && ph.interrupted == rule.interrupted) {
           index = i;
           break;
         }
@@ -609,6 +609,7 @@ class Scanner {
           events::ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
       hit.time = p.time;
       hit.completes = rule.completes;
+      hit.exit_only = rule.exit_only;
       hit.generic = rule.progress;
       hit.interrupted = rule.interrupted;
       findings_->phases.push_back(std::move(hit));

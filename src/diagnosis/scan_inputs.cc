@@ -36,7 +36,7 @@ void MergeFindings(Findings&& from, Findings* into) {
   for (auto& ph : from.phases) {  // the first mark per (process, phase) over all files, and the latest
     auto same = std::find_if(into->phases.begin(), into->phases.end(), [&](const PhaseHit& h) {
       return h.phase == ph.phase && h.process.key == ph.process.key && h.completes == ph.completes &&
-             h.generic == ph.generic && h.interrupted == ph.interrupted;
+             h.exit_only == ph.exit_only && h.generic == ph.generic && h.interrupted == ph.interrupted;
     });
     if (same == into->phases.end()) {
       into->phases.push_back(std::move(ph));

@@ -160,6 +160,42 @@ TEST(ScanInputsTest, ARedrawnBarBelowItsTotalRises) {
   EXPECT_FALSE(training("\rParse files:   0%|  | 0/8 [00:00<?, ?it/s]\rParse files: 100%|##| 8/8 [00:00<00:00, 33.65it/s]"));
 }
 
+// A completion line that says only that the process ended (W&B's exit footer, exit: true) and the job's own
+// completion after it (LSF's "Successfully completed.") of the same process are two marks: the second one keeps
+// its own rule (and with it the power to recover an error between them), it is not merged into the first.
+TEST(ScanInputsTest, AnExitOnlyCompletionAndALaterJobCompletionStayApart) {
+  auto builtin = rules::LoadBuiltinRules();
+  ASSERT_TRUE(builtin.ok());
+  auto rules = BuildScanRuleSet(std::move(*builtin));
+  ASSERT_TRUE(rules.ok());
+  auto wrappers = rules::LoadWrappers({});
+  ASSERT_TRUE(wrappers.ok());
+  const fs::path log = fs::path(::testing::TempDir()) / "exit-then-completed.log";
+  std::FILE* out = std::fopen(log.c_str(), "w");
+  ASSERT_NE(out, nullptr);
+  std::fputs("wandb: Synced 5 W&B file(s), 0 media file(s), 0 artifact file(s) and 0 other file(s)\n", out);
+  std::fputs("Traceback (most recent call last):\n  File \"/w/x.py\", line 1, in run\n", out);
+  std::fputs("BrokenPipeError: [Errno 32] Broken pipe\n\nSuccessfully completed.\n", out);
+  std::fclose(out);
+  std::vector<input::InputFile> files = {{log.string(), log.string()}};
+  Findings f;
+  ASSERT_TRUE(ScanInputs(files, **rules, wrappers->get(), &f, 1).ok());
+  int exit_only = 0, job = 0;
+  for (const auto& ph : f.phases) {
+    if (!ph.completes) continue;
+    EXPECT_EQ(ph.exit_only, (*rules)->rules()[ph.rule].exit_only);
+    if (ph.exit_only) {
+      ++exit_only;
+      EXPECT_EQ(ph.where.line, 1);
+    } else {
+      ++job;
+      EXPECT_EQ(ph.where.line, 6);
+    }
+  }
+  EXPECT_EQ(exit_only, 1);
+  EXPECT_EQ(job, 1);
+}
+
 TEST(ScanInputsTest, EventCapKeepsTheEarliestAcrossFiles) {
   Findings into;
   for (int file = 0; file < 3; ++file) {

@@ -544,9 +544,21 @@ void EventBuilder::Add(const LineView& line) {
   }
 
   if (chain_marker) ps.chain_marker_line = Info(line).line;
-  if ((line.structure & kIgnoredMarker) &&
-      msg.substr(std::min(msg.size(), LeadingBlanks(msg))).starts_with("Exception ignored in")) {
-    ps.ignored_line = Info(line).line;
+  if (line.structure & kIgnoredMarker) {
+    const std::string_view lead = msg.substr(std::min(msg.size(), LeadingBlanks(msg)));
+    const int64_t at = Info(line).line;
+    if (lead.starts_with("Exception ignored in")) ps.ignored_line = at;
+    // CPython logging's Handler.handleError (a record that could not be written: a console that
+    // cannot encode it, a closed stream): "--- Logging error ---", the traceback, then "Call stack:"
+    // and the frames of the logging call (traceback.print_stack), "Message: ..." and "Arguments: ...".
+    // The logging module swallowed the error: none of it ends the process.
+    if (TrimRight(lead) == "--- Logging error ---") ps.ignored_line = ps.logging_error_line = at;
+    constexpr int64_t kCallStackWindow = 200;  // lines from the marker to its "Call stack:"
+    if (TrimRight(lead) == "Call stack:" && ps.logging_error_line >= 0 &&
+        at - ps.logging_error_line <= kCallStackWindow) {
+      ps.ignored_line = at;
+      ps.logging_error_line = -1;
+    }
   }
   if (warning_header && ps.state == State::kIdle) ps.in_warning = true;
   if (traceback_start || orphan_frame) {

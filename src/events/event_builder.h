@@ -90,6 +90,10 @@ class EventBuilder {
     // The line of the latest "Exception ignored in: ..." of this process (Python's unraisable hook):
     // the traceback right under it was swallowed (Event::ignored).
     int64_t ignored_line = -1;
+    // The line of the latest "--- Logging error ---" of this process (CPython logging's
+    // Handler.handleError): the traceback under it and the "Call stack:" printed after it were
+    // swallowed too; the record was dropped and the process went on.
+    int64_t logging_error_line = -1;
     bool after_flat_source = false;  // on the second line after a flat frame, the first being its source
     // The last line this state took came unprefixed (routed here by RouteUnprefixed).
     bool last_routed = false;

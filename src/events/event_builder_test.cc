@@ -432,6 +432,41 @@ TEST(EventBuilderTest, ATracebackUnderExceptionIgnoredInIsMarkedIgnored) {
   EXPECT_FALSE(bare.events[1].ignored);
 }
 
+TEST(EventBuilderTest, ALoggingErrorAndItsCallStackAreMarkedIgnored) {
+  // CPython logging's Handler.handleError: a record the stream could not take (a cp1252 console and a
+  // "✓") prints "--- Logging error ---", the traceback, "Call stack:" with the logging call's frames,
+  // then "Message:" and "Arguments:"; the logging module swallowed it. A traceback later is an ordinary one.
+  Harness h;
+  h.Feed({
+      "--- Logging error ---",
+      "Traceback (most recent call last):",
+      "  File \"C:\\Python313\\Lib\\logging\\__init__.py\", line 1153, in emit",
+      "    stream.write(msg + self.terminator)",
+      "UnicodeEncodeError: 'charmap' codec can't encode character '\\u2713' in position 40",
+      "Call stack:",
+      "  File \"C:\\w\\train.py\", line 326, in <module>",
+      "    main()",
+      "  File \"C:\\w\\train.py\", line 166, in main",
+      "    logging.info(f\"done\")",
+      "Message: 'done'",
+      "Arguments: ()",
+      "Traceback (most recent call last):",
+      "  File \"/w/train.py\", line 3, in <module>",
+      "ValueError: bad",
+  });
+  ASSERT_FALSE(h.events.empty());
+  for (size_t i = 0; i + 1 < h.events.size(); ++i) {
+    EXPECT_TRUE(h.events[i].ignored) << h.events[i].message;
+  }
+  EXPECT_EQ(h.events.back().where.line, 15);
+  EXPECT_FALSE(h.events.back().ignored);
+
+  Harness far;  // a "Call stack:" far from any logging error is no marker
+  far.Feed({"Call stack:", "  File \"/w/train.py\", line 3, in <module>", "    main()", "ValueError: bad"});
+  ASSERT_EQ(far.events.size(), 1u);
+  EXPECT_FALSE(far.events[0].ignored);
+}
+
 TEST(EventBuilderTest, ATracebackThroughABenignFrameIsMarkedIgnored) {
   // multiprocessing's _run_finalizers catches each finalizer's exception and prints it (rules/python.yaml
   // marks that frame benign): the traceback was handled.

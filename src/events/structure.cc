@@ -24,7 +24,8 @@ const std::vector<std::pair<uint32_t, std::string>>& StructuralPatterns() {
       {kExitShape, R"((?i)exit ?code|exited with|return code)"},
       {kFrameLine, R"(File ["“][^"”]{1,400}["”], [Ll]ine \d+)"},
       {kWarningHeader, R"(\.py:\d+: [A-Z]\w*Warning: )"},
-      {kIgnoredMarker, R"(Exception ignored in)"},
+      // (and CPython logging's Handler.handleError: "--- Logging error ---", the traceback, "Call stack:")
+      {kIgnoredMarker, R"(Exception ignored in|--- Logging error ---|Call stack:)"},
       {kCompilerError,
        R"([\w.+-]+:\d+(:\d+)?: (fatal )?error: |\(\d+\): (catastrophic )?error: |CMake Error|nvcc fatal|ninja: build stopped|fatal error: |LLVM ERROR: |^(error|fatal): |^g?make(\[\d+\])?: (\*\*\* |[^ ]+: No such file or directory)|^Hunk #\d+ FAILED|Reversed \(or previously applied\) patch detected)"},
   };

@@ -28,7 +28,8 @@ enum StructureBit : uint32_t {
   kFrameLine = 1u << 9,       // a Python traceback frame: '  File "x.py", line 3, in f'
   kCompilerError = 1u << 10,  // a compiler's diagnostic: "x.cu:12:3: error: ...", "nvcc fatal   : ..."
   kWarningHeader = 1u << 11,  // Python's warnings module: "x.py:12: UserWarning: ..."
-  kIgnoredMarker = 1u << 12,  // Python's unraisable hook: "Exception ignored in: <function X.__del__ ...>"
+  kIgnoredMarker = 1u << 12,  // Python's unraisable hook: "Exception ignored in: <function X.__del__ ...>";
+                              // logging's handleError: "--- Logging error ---" (and its "Call stack:")
 };
 
 // (bit, pattern) for every structural pattern.
