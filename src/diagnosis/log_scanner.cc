@@ -1100,6 +1100,7 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
   RunBuilder runs(which, block);
   StepResolver steps;
   parse::ParsedLine full;
+  bool full_blank = false;  // full is a BlankParse (of the line before)
   size_t hit = 0;
   size_t pos = 0;
   // The previous line, when a line of its shape may take its resolved hits:
@@ -1210,11 +1211,18 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
     parse |= out.structure != 0;
     bool blank = false;
     if (parse && shaped && before_blank) {
-      full = BlankParse(line);
+      if (full_blank) {  // only its line differs from the BlankParse it holds
+        full.text = line;
+        full.message = line;
+      } else {
+        full = BlankParse(line);
+        full_blank = true;
+      }
       blank = true;
     } else if (parse) {
       full = parse::ParseLine(line);
       blank = full.message.size() == line.size() && full == BlankParse(line);
+      full_blank = false;
     }
     before = line;
     before_prefix = out.process.empty() ||

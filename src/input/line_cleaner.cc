@@ -1,5 +1,6 @@
 #include "input/line_cleaner.h"
 
+#include <array>
 #include <cstring>
 
 namespace faultline::input {
@@ -79,11 +80,26 @@ bool Visible(std::string_view s) {
 
 namespace {
 
-// Appends segment's text without escapes, NULs and backspaced bytes.
+// Bytes AppendText does more with than copy them.
+constexpr auto kSpecial = [] {
+  std::array<bool, 256> t{};
+  for (unsigned char c : {'\x1b', '^', '\0', '\b'}) t[c] = true;
+  return t;
+}();
+
+// Appends segment's text without escapes, NULs and backspaced bytes. Runs
+// of plain bytes are appended at once.
 void AppendText(std::string_view line, std::string* out) {
   const size_t start = out->size();
   out->reserve(out->size() + line.size());
   for (size_t i = 0; i < line.size();) {
+    size_t plain = i;
+    while (plain < line.size() && !kSpecial[static_cast<unsigned char>(line[plain])]) ++plain;
+    if (plain > i) {
+      out->append(line.data() + i, plain - i);
+      i = plain;
+      if (i == line.size()) break;
+    }
     char c = line[i];
     if (c == '\x1b') {
       i += EscapeLength(line.substr(i));
