@@ -269,6 +269,7 @@ void EventBuilder::Emit(ProcessState& ps) {
 void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
   ps.last_source.clear();
   ps.flat = ps.after_flat_frame = ps.after_flat_source = false;
+  ps.interleaved_records = 0;
   Event e;
   e.kind = EventKind::kPythonTraceback;
   const parse::ParsedLine& p = *line.parsed;
@@ -436,6 +437,16 @@ void EventBuilder::Add(const LineView& line) {
     // The first unindented line ends a traceback segment: the exception.
     std::string_view type, text;
     const bool exception_shape = ParseExceptionLine(msg, &type, &text) || IsBareExceptionName(TrimRight(msg));
+    // A record with a logger header at INFO level or below ("INFO:torch.distributed.elastic...:log directory
+    // set to: ..." of another node's agent) is no exception line, whatever its words: another process
+    // wrote it between this traceback's lines. The traceback stays open for its own exception line (a
+    // few such records at most: a traceback that really ended without one is not held open for long).
+    if (!exception_shape && !p.format.empty() && p.level != parse::Level::kUnknown &&
+        p.level <= parse::Level::kInfo && ps.interleaved_records < kMaxInterleavedRecords) {
+      ++ps.interleaved_records;
+      UpdateOpen(ps);
+      return;
+    }
     if (exception_shape) {
       if (ps.pending.exception.empty() && ps.pending.chain.empty()) {
         ps.pending.exception = std::string(type.empty() ? msg : type);

@@ -38,6 +38,7 @@ class EventBuilder {
  public:
   static constexpr size_t kMaxContextLines = 80;
   static constexpr int kMaxContinuationLines = 12;
+  static constexpr int kMaxInterleavedRecords = 20;  // INFO records held inside one open traceback
   using Sink = std::function<void(Event&&)>;
   explicit EventBuilder(Sink sink) : sink_(std::move(sink)) {}
 
@@ -69,6 +70,9 @@ class EventBuilder {
     // traceback's frames go on right under it, it was interleaved output and
     // the traceback is reopened (what it replaced is kept here).
     bool tentative_exception = false;
+    // Records of a logger at INFO level or below seen inside the open traceback: another process's
+    // output interleaved with it (two agents or unprefixed ranks writing one file), not its end.
+    int interleaved_records = 0;
     std::string before_exception;
     LineInfo before_where;
     // The indent of the open traceback's "Traceback (most recent call last):"

@@ -317,6 +317,43 @@ TEST(EventBuilderTest, AStatusLineInterleavedInATracebackDoesNotCloseIt) {
   EXPECT_EQ(h.events[0].exception, "torch.cuda.OutOfMemoryError");
 }
 
+TEST(EventBuilderTest, AnInfoRecordOfAnotherProcessInsideATracebackDoesNotEndIt) {
+  // tests/real/torchrun-2-nodes-c10d-localhost-endpoint-rendezvous-timeout-commented-paste: two nodes'
+  // torchrun agents write one file; node B's logging.basicConfig records ("INFO:name:msg", a ": " in the
+  // message) land under node A's first frames. They are no exception line: the traceback goes on to its
+  // own exception (the second "Traceback" header is the other copy's, a new segment of the same one).
+  Harness h;
+  h.Feed({
+      "Traceback (most recent call last):",
+      "  File \"/opt/conda/bin/torchrun\", line 33, in <module>",
+      "    sys.exit(load_entry_point('torch==1.13.0a0+d0d6b1f', 'console_scripts', 'torchrun')())",
+      "INFO:torch.distributed.elastic.agent.server.local_elastic_agent:log directory set to: /tmp/torchelastic_x",
+      "INFO:torch.distributed.elastic.agent.server.api:[default] starting workers for entrypoint: python",
+      "Traceback (most recent call last):",
+      "  File \"/opt/conda/lib/python3.8/site-packages/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py\", "
+      "line 638, in run",
+      "    raise RendezvousTimeoutError()",
+      "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 9);
+  EXPECT_EQ(h.events[0].exception, "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError");
+}
+
+TEST(EventBuilderTest, AnExceptionLineUnderAnInfoHeaderStillEndsATraceback) {
+  // The records skipped above are those without an exception's shape: a traceback a logger prints at INFO
+  // level, its exception line under the same header, still ends there.
+  Harness h;
+  h.Feed({
+      "Traceback (most recent call last):",
+      "  File \"train.py\", line 3, in <module>",
+      "    main()",
+      "INFO:root:ValueError: bad config",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 4);
+}
+
 TEST(EventBuilderTest, AFrameLineThatAPasteWrappedDoesNotCloseItsTraceback) {
   // tests/real/vllm-ray-lws-2node-deepseek-r1-cuda-unspecified-launch-failure: the paste wrapped frame
   // lines, so a function name's tail ("cution_loop", "forward") stands alone, once with a blank line after
