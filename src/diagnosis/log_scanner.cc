@@ -166,7 +166,7 @@ class Scanner {
     if (!interesting) return;
 
     matches_.clear();
-    bool benign = false, cascade = false, specific_phase = false;
+    bool benign = false, cascade = false, control_flow = false, specific_phase = false;
     generic_rules_.clear();
     for (unsigned id : line_rules_) {
       const rules::Rule& rule = rules_.rules()[id];
@@ -194,6 +194,7 @@ class Scanner {
           cascade = true;
           [[fallthrough]];
         case RuleKind::kSignature:
+          control_flow |= rule.control_flow;
           matches_.push_back(events::RuleMatch{id, std::move(caps), line_no});
           break;
         case RuleKind::kRedact:
@@ -230,6 +231,7 @@ class Scanner {
     view.matches = &matches_;
     view.benign = benign;
     view.cascade_rule = cascade;
+    view.control_flow = control_flow;
     view.template_id = template_id;
     builder_.Add(view);
   }

@@ -160,6 +160,9 @@ std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t>& order,
     const Event& e = ev[j];
     if (!usable(j) || e.where.line <= g.where.line || e.where.line > g.where.line + kWindow) continue;
     if (!events::IsStrong(e.kind) && !FirstRuleOfKind(e, rules, RuleKind::kSignature)) continue;
+    // A death after it (the shell's "Killed", a signal report, an exit status) is how the failed
+    // process ended, not what failed in it: the wrapped exception is not printed after the wrapper.
+    if (e.kind == EventKind::kSignal || e.kind == EventKind::kExitStatus) continue;
     if (std::find(rewrapping.begin(), rewrapping.end(), j) == rewrapping.end()) return j;
     if (!chained_after) chained_after = j;
   }
@@ -643,7 +646,11 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     }
   }
   const Event& root = ev[*r.root];
-  if (root.chain.size() > 1) {
+  if (root.chain.size() > 1 && root.chain_message > 0 && root.chain_message < root.chain.size()) {
+    r.why.push_back(fmt::format("exception {} of a chain of {}: the one before it (`{}`) is control flow that its "
+                                "handler turned into this error",
+                                root.chain_message + 1, root.chain.size(), root.chain[root.chain_message - 1]));
+  } else if (root.chain.size() > 1) {
     r.why.push_back(fmt::format("first exception of a chain of {} (the innermost cause)", root.chain.size()));
   }
   if (auto sig = FirstRuleOfKind(root, rules, RuleKind::kSignature)) {

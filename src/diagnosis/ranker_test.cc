@@ -1,5 +1,7 @@
 #include "diagnosis/ranker.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "rules/rule_loader.h"
@@ -419,6 +421,25 @@ TEST(RankerTest, AGenericWrapperYieldsToTheSpecificErrorPrintedBelowItInTheSameP
   ASSERT_FALSE(r.cascade.empty());
   EXPECT_EQ(f.events[r.cascade[0].event].where.line, 20);
   EXPECT_NE(r.cascade[0].reason.find("generic wrapper"), std::string::npos);
+}
+
+TEST(RankerTest, AGenericWrapperDoesNotYieldToTheDeathOfItsProcessBelowIt) {
+  // SGLang under docker compose (tests/real, wrap-real): the scheduler's wrapper exception, then the
+  // shell's "Killed" of the same service: the death is how the process ended, not what failed in it.
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(WithRule(
+      Make(EventKind::kPythonTraceback, 20, "ray.exceptions.RayTaskError(ValueError): ray::f()", "worker-1"), 3));
+  f.events.push_back(Make(EventKind::kSignal, 60, "Killed", "worker-1"));
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 20);
+  // A specific exception below it still wins.
+  f.events.push_back(Make(EventKind::kPythonTraceback, 40, "ValueError: no such data source", "worker-1"));
+  std::sort(f.events.begin(), f.events.end(),
+            [](const Event& a, const Event& b) { return a.where.line < b.where.line; });
+  Ranking s = Rank(f, *rules, false);
+  EXPECT_EQ(f.events[*s.root].where.line, 40);
 }
 
 TEST(RankerTest, AGenericWrapperYieldsToAnEarlierWeakErrorOfItsProcess) {

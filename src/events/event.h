@@ -62,6 +62,9 @@ struct Event {
   parse::Timestamp time;
   std::vector<LineInfo> context;   // traceback and related lines, in order (capped)
   std::vector<std::string> chain;  // every exception of a chained traceback, first printed first
+  // The chain's exception that is the message: 0, or the one raised while handling a control-flow
+  // exception (a bare StopIteration, rules' control_flow) printed before it.
+  size_t chain_message = 0;
   std::vector<RuleMatch> matches;  // signature/cascade rules on the key lines
   int64_t repeats = 0;             // identical events folded into this one
   // Lines that continue the exception's message after its key line (NCCL's

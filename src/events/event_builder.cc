@@ -242,6 +242,7 @@ void EventBuilder::Emit(ProcessState& ps) {
   ps.has_pending = false;
   ps.state = State::kIdle;
   ps.after_flat_source = false;
+  ps.message_is_control_flow = false;
   // A traceback a logger printed at WARNING level or below did not end the process: an error line, not a fatal one.
   // So is an exception line alone under such a header (a paste that starts inside that traceback).
   if (e.logged && (e.kind == EventKind::kPythonTraceback || e.kind == EventKind::kExceptionLine))
@@ -461,9 +462,19 @@ void EventBuilder::Add(const LineView& line) {
       ps.before_exception = ps.pending.message;
       ps.before_where = ps.pending.where;
     }
-    if (ps.pending.chain.empty()) {
+    if (ps.pending.chain.empty() || (ps.message_is_control_flow && exception_shape && !line.control_flow)) {
+      // The first exception of the chain; or the one raised while handling a control-flow
+      // exception (importlib's bare StopIteration, then PackageNotFoundError: ...), which says what failed.
+      if (!ps.pending.chain.empty()) {
+        // The control-flow exception's own signature no longer explains the event.
+        const int64_t old_line = ps.pending.where.line;
+        std::erase_if(ps.pending.matches, [&](const RuleMatch& m) { return m.line == old_line; });
+        if (!type.empty()) ps.pending.exception = std::string(type);
+        ps.pending.chain_message = ps.pending.chain.size();
+      }
       ps.pending.message = TrimRight(msg);
       ps.pending.where = Info(line);
+      ps.message_is_control_flow = line.control_flow;
     }
     ps.pending.chain.push_back(std::string(msg));
     AddMatches(ps.pending, line);

@@ -31,6 +31,7 @@ struct LineView {
   const std::vector<RuleMatch>* matches = nullptr;  // confirmed signature/cascade rules
   bool benign = false;                              // a benign rule matched
   bool cascade_rule = false;                        // a cascade rule matched
+  bool control_flow = false;                        // a control_flow signature matched (a bare StopIteration)
   int64_t template_id = -1;                         // the line's template, when mining
 };
 
@@ -101,6 +102,9 @@ class EventBuilder {
     bool after_flat_source = false;  // on the second line after a flat frame, the first being its source
     // The last line this state took came unprefixed (routed here by RouteUnprefixed).
     bool last_routed = false;
+    // The open chain's message so far is a control-flow exception (LineView::control_flow): the next
+    // exception of the chain, raised while handling it, takes the message.
+    bool message_is_control_flow = false;
   };
 
   void Emit(ProcessState& ps);

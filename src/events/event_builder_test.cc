@@ -21,7 +21,9 @@ class Harness {
     matcher_ = std::move(*rules::PatternMatcher::Compile(patterns));
   }
   // `benign`: 1-based lines a benign rule matched (the scanner sets LineView::benign).
-  void Feed(const std::vector<std::string>& lines, const std::vector<int64_t>& benign = {}) {
+  // `control_flow`: 1-based lines a control_flow signature matched (LineView::control_flow).
+  void Feed(const std::vector<std::string>& lines, const std::vector<int64_t>& benign = {},
+            const std::vector<int64_t>& control_flow = {}) {
     int64_t n = 0;
     for (const auto& text : lines) {
       ++n;
@@ -36,6 +38,7 @@ class Harness {
       v.line = n;
       v.structure = bits;
       v.benign = std::find(benign.begin(), benign.end(), n) != benign.end();
+      v.control_flow = std::find(control_flow.begin(), control_flow.end(), n) != control_flow.end();
       builder_.Add(v);
     }
     builder_.Finish();
@@ -95,6 +98,49 @@ TEST(EventBuilderTest, ChainedTracebackKeepsTheFirstException) {
   EXPECT_EQ(h.events[0].message, "KeyError: 'model.layers.0.weight'");
   ASSERT_EQ(h.events[0].chain.size(), 2u);
   EXPECT_EQ(h.events[0].chain[1], "RuntimeError: failed to load checkpoint");
+}
+
+TEST(EventBuilderTest, AChainThatStartsWithAControlFlowExceptionTakesTheOneRaisedWhileHandlingIt) {
+  // sglang's assert_pkg_version (tests/real): importlib's next() raises a bare StopIteration, its
+  // except clause PackageNotFoundError, which names the missing package.
+  const std::vector<std::string> chain = {
+      "Traceback (most recent call last):",
+      "  File \"/opt/conda/lib/python3.11/importlib/metadata/__init__.py\", line 563, in from_name",
+      "    return next(cls.discover(name=name))",
+      "StopIteration",
+      "",
+      "During handling of the above exception, another exception occurred:",
+      "",
+      "Traceback (most recent call last):",
+      "  File \"/opt/conda/lib/python3.11/importlib/metadata/__init__.py\", line 565, in from_name",
+      "    raise PackageNotFoundError(name)",
+      "importlib.metadata.PackageNotFoundError: No package metadata was found for flashinfer_python",
+      "",
+      "During handling of the above exception, another exception occurred:",
+      "",
+      "Traceback (most recent call last):",
+      "  File \"/sgl/utils.py\", line 691, in assert_pkg_version",
+      "Exception: flashinfer_python with minimum required version 0.2.5 is not installed.",
+  };
+  Harness h;
+  h.Feed(chain, {}, {4});
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].message, "importlib.metadata.PackageNotFoundError: No package metadata was found for flashinfer_python");
+  EXPECT_EQ(h.events[0].exception, "importlib.metadata.PackageNotFoundError");
+  EXPECT_EQ(h.events[0].where.line, 11);
+  EXPECT_EQ(h.events[0].chain.size(), 3u);
+  // Without the control_flow signature the first exception stays the message.
+  Harness plain;
+  plain.Feed(chain);
+  ASSERT_EQ(plain.events.size(), 1u);
+  EXPECT_EQ(plain.events[0].message, "StopIteration");
+  // Alone, a control-flow exception is the message (an empty iterator in the job's own code).
+  Harness alone;
+  alone.Feed({"Traceback (most recent call last):", "  File \"train.py\", line 9, in <module>",
+              "    batch = next(it)", "StopIteration"},
+             {}, {4});
+  ASSERT_EQ(alone.events.size(), 1u);
+  EXPECT_EQ(alone.events[0].message, "StopIteration");
 }
 
 TEST(EventBuilderTest, TerminateWithWhat) {

@@ -39,6 +39,10 @@ struct Rule {
   // RayTaskError, "EngineCore failed to start", CalledProcessError) that
   // yields to a more specific error in the same process or causal window.
   bool generic = false;
+  // signature: a control-flow exception (a bare StopIteration) that an except clause turns into
+  // the real error: in a chained traceback the first exception raised while handling it (the next
+  // of the chain) is the event's message; alone it stays the message.
+  bool control_flow = false;
   // cascade: the pattern is matched on a traceback's frame lines too, so a
   // traceback raised by a launcher's own code (torch.distributed.run,
   // deepspeed.launcher) is a consequence wherever its message points.

@@ -100,7 +100,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
       "id",     "kind",     "pattern", "framework", "versions", "category",    "title",   "explanation", "fix",
       "reason", "summary",  "phase",   "completes", "progress", "replacement", "samples", "generic",     "frames",
       "fatal",  "explains", "hang",    "batch",     "dead",     "final",       "stack",   "exit",
-      "ends_at_total", "interrupted", "run_end", "at_total", "unrecoverable", "counts_once", "traffic", "tentative"};
+      "ends_at_total", "interrupted", "run_end", "at_total", "unrecoverable", "counts_once", "traffic", "tentative", "control_flow"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -132,6 +132,10 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   rule.reason = Scalar(node, "reason");
   rule.summary = node["summary"] && node["summary"].as<bool>();
   rule.generic = node["generic"] && node["generic"].as<bool>();
+  rule.control_flow = node["control_flow"] && node["control_flow"].as<bool>();
+  if (rule.control_flow && rule.kind != RuleKind::kSignature) {
+    return Status::InvalidArgument(fmt::format("{}: rule {}: 'control_flow' is for signature rules", where, rule.id));
+  }
   rule.frames = node["frames"] && node["frames"].as<bool>();
   rule.fatal = node["fatal"] && node["fatal"].as<bool>();
   rule.hang = node["hang"] && node["hang"].as<bool>();
@@ -322,7 +326,7 @@ namespace {
 template <class R, class F>
 void VisitRuleFields(R& r, F&& f) {
   f(r.id), f(r.kind), f(r.pattern), f(r.framework), f(r.versions), f(r.category), f(r.title);
-  f(r.explanation), f(r.fix), f(r.reason), f(r.summary), f(r.generic), f(r.frames), f(r.fatal);
+  f(r.explanation), f(r.fix), f(r.reason), f(r.summary), f(r.generic), f(r.control_flow), f(r.frames), f(r.fatal);
   f(r.hang), f(r.tentative), f(r.dead), f(r.unrecoverable), f(r.run_end), f(r.explains), f(r.phase), f(r.completes), f(r.final_only);
   f(r.exit_only), f(r.progress), f(r.ends_at_total), f(r.counts_once), f(r.traffic), f(r.at_total), f(r.batch), f(r.stack);
   f(r.interrupted), f(r.replacement), f(r.match_samples), f(r.no_match_samples), f(r.source);
