@@ -313,14 +313,16 @@ class Scanner {
     return true;
   }
 
+  // ph holds the marks `rule` makes in `process`.
+  static bool SlotOf(const PhaseHit& ph, const rules::Rule& rule, std::string_view process) {
+    return ph.SameSlot(rule.phase, process, rule.completes, rule.exit_only, rule.progress, rule.interrupted);
+  }
+
   // The PhaseHit AddPhase would move for `rule` in `process`, kNoHit when none.
   size_t FindPhase(const rules::Rule& rule, std::string_view process) const {
     for (size_t i = 0; i < findings_->phases.size(); ++i) {
       const PhaseHit& ph = findings_->phases[i];
-      if (ph.phase == rule.phase && ph.process.key == process && ph.completes == rule.completes &&
-          ph.exit_only == rule.exit_only && ph.generic == rule.progress && ph.interrupted == rule.interrupted) {
-        return i;
-      }
+      if (SlotOf(ph, rule, process)) return i;
     }
     return kNoHit;
   }
@@ -584,8 +586,7 @@ class Scanner {
     if (index == kNoHit) {
       for (size_t i = 0; i < findings_->phases.size(); ++i) {
         const PhaseHit& ph = findings_->phases[i];
-        if (ph.phase == rule.phase && ph.process.key == p.process && ph.completes == rule.completes &&
-            ph.exit_only == rule.exit_only && ph.generic == rule.progress && ph.interrupted == rule.interrupted) {
+        if (SlotOf(ph, rule, p.process)) {
           index = i;
           break;
         }

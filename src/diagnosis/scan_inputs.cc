@@ -34,10 +34,8 @@ void MergeFindings(Findings&& from, Findings* into) {
   }
   into->events_dropped += from.events_dropped;
   for (auto& ph : from.phases) {  // the first mark per (process, phase) over all files, and the latest
-    auto same = std::find_if(into->phases.begin(), into->phases.end(), [&](const PhaseHit& h) {
-      return h.phase == ph.phase && h.process.key == ph.process.key && h.completes == ph.completes &&
-             h.exit_only == ph.exit_only && h.generic == ph.generic && h.interrupted == ph.interrupted;
-    });
+    auto same = std::find_if(into->phases.begin(), into->phases.end(),
+                             [&](const PhaseHit& h) { return h.SameSlot(ph); });
     if (same == into->phases.end()) {
       into->phases.push_back(std::move(ph));
     } else if (ph.last.line > 0) {
