@@ -11,6 +11,23 @@ namespace {
 
 thread_local int scan_threads_hint = -1;
 
+// Blocks a finished pipeline leaves to the next one on its thread. A block's
+// buffers grow to a block's size over its first use; a directory of many
+// small files built a pipeline per file, and filling fresh buffers (page
+// faults, copies on growth) cost more than scanning them. Every field is
+// reset when a block is read into (blocks are reused within a pipeline), so
+// a reused block carries nothing over. At most kKeptBlocks are kept: memory
+// stays bounded by one pipeline's.
+constexpr size_t kKeptBlocks = 8;
+thread_local std::vector<std::unique_ptr<ScannedBlock>> kept_blocks;
+
+std::unique_ptr<ScannedBlock> TakeBlock() {
+  if (kept_blocks.empty()) return std::make_unique<ScannedBlock>();
+  std::unique_ptr<ScannedBlock> b = std::move(kept_blocks.back());
+  kept_blocks.pop_back();
+  return b;
+}
+
 void CleanInto(std::string_view data, std::string* out, std::vector<std::pair<uint32_t, std::string>>* redraws) {
   out->clear();
   size_t pos = 0;
@@ -40,7 +57,7 @@ BlockPipeline::BlockPipeline(input::LineReader* reader, const rules::PatternMatc
   }
   const size_t blocks = n == 0 ? 1 : static_cast<size_t>(n) + kSlack;
   for (size_t i = 0; i < blocks; ++i) {
-    storage_.push_back(std::make_unique<ScannedBlock>());
+    storage_.push_back(TakeBlock());
     free_.push_back(storage_.back().get());
   }
   for (int i = 0; i < n; ++i) threads_.emplace_back([this] { ScanLoop(); });
@@ -53,6 +70,9 @@ BlockPipeline::~BlockPipeline() {
   }
   cv_.notify_all();
   for (auto& t : threads_) t.join();
+  for (auto& b : storage_) {
+    if (kept_blocks.size() < kKeptBlocks) kept_blocks.push_back(std::move(b));
+  }
 }
 
 bool BlockPipeline::Read(ScannedBlock* out) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 #include "diagnosis/block_pipeline.h"
 #include "diagnosis/log_scanner.h"
@@ -98,6 +99,31 @@ TEST(ScanInputsTest, ParallelScanEqualsSequentialScan) {
     Findings parallel;
     ASSERT_TRUE(ScanInputs(files, **rules, wrappers->get(), &parallel, threads).ok());
     EXPECT_EQ(Describe(parallel), want) << threads << " threads";
+  }
+}
+
+// A pipeline takes the blocks the one before it left on its thread
+// (block_pipeline.cc kept_blocks): a block that held another file's lines,
+// wrappers, redraws and parses must scan a file as a fresh one does.
+TEST(ScanInputsTest, ReusedBlocksScanAsFreshOnes) {
+  auto builtin = rules::LoadBuiltinRules();
+  ASSERT_TRUE(builtin.ok());
+  auto rules = BuildScanRuleSet(std::move(*builtin));
+  ASSERT_TRUE(rules.ok());
+  auto wrappers = rules::LoadWrappers({});
+  ASSERT_TRUE(wrappers.ok());
+  auto files = GoldenLogs();
+  ASSERT_GT(files.size(), 20u);
+  auto scan = [&](const input::InputFile& f) {
+    Findings one;
+    EXPECT_TRUE(ScanInputs({f}, **rules, wrappers->get(), &one, 1).ok());
+    return Describe(one);
+  };
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::string fresh;
+    std::thread([&] { fresh = scan(files[i]); }).join();  // a new thread keeps no blocks
+    scan(files[(i + files.size() / 2) % files.size()]);   // this thread's blocks held another file last
+    EXPECT_EQ(scan(files[i]), fresh) << files[i].path;
   }
 }
 
