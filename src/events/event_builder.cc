@@ -87,6 +87,25 @@ bool IsFrameLine(std::string_view msg) {
                     Contains(rest, "\u201d, Line "));
 }
 
+// Python 3.11's caret run ("^^^^~~~") at the start of a line: when ranks write one stream at once, one
+// rank's caret line runs on into another's next line ("^^^^^  File ...", "^^^IsADirectoryError^: ...").
+size_t LeadingCaretRun(std::string_view msg) {
+  const size_t n = msg.find_first_not_of("^~");
+  return n == std::string_view::npos ? msg.size() : n;
+}
+
+// An exception line with blanks before its colon ("FileNotFoundError :  [Errno 2] ..."): Python never prints
+// one; it is two ranks' copies of the same line run together, debris inside the traceback they interleave.
+bool IsSpacedOutExceptionLine(std::string_view msg) {
+  const size_t name_end = msg.find(' ');
+  if (name_end == std::string_view::npos || name_end == 0) return false;
+  const size_t colon = msg.find_first_not_of(' ', name_end);
+  if (colon == std::string_view::npos || msg[colon] != ':') return false;
+  const std::string joined = std::string(msg.substr(0, name_end)) + std::string(msg.substr(colon));
+  std::string_view type, text;
+  return ParseExceptionLine(joined, &type, &text);
+}
+
 // A bare exception line with no message ("TimeoutError",
 // "torch.cuda.OutOfMemoryError"): a class name, whose last dotted part
 // starts with a capital. A lower-case word alone is the tail of a frame line
@@ -423,6 +442,22 @@ void EventBuilder::Add(const LineView& line) {
     if (ps.traceback_indent > 0 && !msg.empty() && LeadingBlanks(msg) >= ps.traceback_indent) {
       // An indented traceback: its own column 0 is the indent of its start line.
       msg = msg.substr(ps.traceback_indent);
+    }
+    // A line that starts with another rank's caret run is this traceback's frame, source or debris; only a
+    // clean exception line after the run ends it. A spaced-out exception line is such debris too.
+    if (IsSpacedOutExceptionLine(msg)) {
+      AddContext(ps.pending, line);
+      UpdateOpen(ps);
+      return;
+    }
+    if (const size_t carets = LeadingCaretRun(msg); carets > 0) {
+      std::string_view rest = msg.substr(carets), rest_type, rest_text;
+      if (!ParseExceptionLine(rest, &rest_type, &rest_text)) {
+        AddContext(ps.pending, line);
+        UpdateOpen(ps);
+        return;
+      }
+      msg = rest;
     }
     if (ContinuesTraceback(ps, msg, traceback_start || chain_marker)) {
       if (traceback_start) ps.last_source.clear();

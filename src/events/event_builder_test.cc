@@ -782,5 +782,54 @@ TEST(EventBuilderTest, AnUnprefixedLineAfterAPrefixedExceptionIsAnotherProcesssO
   EXPECT_TRUE(h.events[0].continuation.empty());
 }
 
+TEST(EventBuilderTest, AnotherRanksCaretRunAtALinesStartDoesNotEndATraceback) {
+  // tests/real/torchrun-tacc-stampede3-4-ranks-yaml-config-path-is-a-directory-interleaved: four ranks'
+  // tracebacks interleave; one rank's "^^^^" runs on into another's frame and exception lines. Those lines are
+  // the traceback's, not its end: the clean exception line after them is.
+  Harness h;
+  h.Feed({
+      "Traceback (most recent call last):",
+      "  File \"/w/train.py\", line 3546, in <module>",
+      "    params = YParams(os.path.abspath(args.yaml_config), args.config)",
+      "^^^^^^^  File \"/w/utils/YParams.py\", line 16, in __init__",
+      "^^^^^^^^^^^^",
+      "^^^IsADirectoryError^: ^[Errno 21] Is a directory: '/w'^",
+      "IsADirectoryError: [Errno 21] Is a directory: '/w'",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 7);
+  EXPECT_EQ(h.events[0].exception, "IsADirectoryError");
+}
+
+TEST(EventBuilderTest, ACleanExceptionAfterACaretRunStillEndsATraceback) {
+  Harness h;
+  h.Feed({
+      "Traceback (most recent call last):",
+      "  File \"/w/train.py\", line 3, in <module>",
+      "    main()",
+      "^^^^ValueError: bad config",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 4);
+  EXPECT_EQ(h.events[0].exception, "ValueError");
+}
+
+TEST(EventBuilderTest, ASpacedOutExceptionLineOfInterleavedRanksDoesNotEndATraceback) {
+  // tests/real/torchrun-tacc-interleaved-ranks-missing-config: "FileNotFoundError :  [Errno 2] ..." is two
+  // ranks' copies of one line run together; the clean copy after it is the exception.
+  Harness h;
+  h.Feed({
+      "Traceback (most recent call last):",
+      "  File \"/w/utils/YParams.py\", line 16, in __init__",
+      "    with open(yaml_filename) as _file:",
+      "FileNotFoundError :  [Errno 2] No such file or directory: '/w/c.yaml' ",
+      "      with open(yaml_filename) as _file: ",
+      "FileNotFoundError: [Errno 2] No such file or directory: '/w/c.yaml'",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 6);
+  EXPECT_EQ(h.events[0].exception, "FileNotFoundError");
+}
+
 }  // namespace
 }  // namespace faultline::events
