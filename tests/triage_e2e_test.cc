@@ -422,6 +422,51 @@ TEST_F(TriageE2eTest, EveryGenericShapeOnALineKeepsItsOwnCounter) {
   EXPECT_EQ(json::parse(Triage("--json ninja.log").out)["last_phase"], "process-start");
 }
 
+TEST_F(TriageE2eTest, SessionElevenPhaseMarksNameWhereAStalledJobWas) {
+  auto phase = [&](const std::string& name, const std::string& text) {
+    Write(name, text);
+    json j = json::parse(Triage("--json " + name).out);
+    EXPECT_EQ(j["verdict"], "stalled") << name;
+    return j["last_phase"].get<std::string>();
+  };
+  // A watchdog line a paste wrapped after "timeout:": the work on the next line is the stop and, at a high
+  // sequence number, a training collective.
+  EXPECT_EQ(phase("wrapped.log",
+                  "[rank3] Watchdog caught collective operation timeout:\n"
+                  "WorkNCCL(SeqNum=64214, OpType=ALLGATHER, NumelIn=1, NumelOut=32, Timeout(ms)=600000)\n"),
+            "training");
+  // Megatron's model-parallel groups are up: distributed init (what it builds next comes before the model).
+  EXPECT_EQ(phase("megatron.log",
+                  "> initialized tensor model parallel with size 2\n"
+                  "> initialized pipeline model parallel with size 4\n"
+                  "> setting random seeds to 1234 ...\n"
+                  "> compiling and loading fused kernels ...\n"),
+            "distributed-init");
+  // Lightning's plain model summary, cut above its "Total estimated model params size" line: fit started.
+  EXPECT_EQ(phase("lightning.log",
+                  "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n"
+                  "  | Name     | Type     | Params\n"
+                  "0 | layer_1  | Linear   | 25.1 K\n"
+                  "27.9 K    Trainable params\n"
+                  "0         Non-trainable params\n"
+                  "27.9 K    Total params\n"),
+            "training");
+  // Ray 1.x starting its local instance: the driver's cluster is up, the workers are being placed.
+  EXPECT_EQ(phase("ray.log",
+                  "2022-03-22 11:11:17,420\tINFO services.py:1412 -- View the Ray dashboard at http://127.0.0.1:8265\n"
+                  "2022-03-22 11:11:18,857\tINFO trainer.py:199 -- Trainer logs will be logged in: /tmp/r\n"),
+            "distributed-init");
+  // py-spy of a process inside deepspeed.initialize: its model was loaded, its training not begun.
+  EXPECT_EQ(phase("pyspy.txt",
+                  "Thread 46930 (idle): \"MainThread\"\n"
+                  "    wait (torch/utils/file_baton.py:42)\n"
+                  "    _jit_compile (torch/utils/cpp_extension.py:1522)\n"
+                  "    __init__ (deepspeed/runtime/engine.py:377)\n"
+                  "    initialize (deepspeed/__init__.py:156)\n"
+                  "    main (main.py:273)\n"),
+            "weight-loading");
+}
+
 TEST_F(TriageE2eTest, OneProgressLineBelowItsTotalWithALossIsTheRunAtThatStep) {
   // counts_once (builtin progress.generic.step-of-total-with-metric): one line cannot rise, but a step of the
   // run's declared total with a loss on the line is training.

@@ -326,6 +326,12 @@ std::vector<bool> AfterStop(const Findings& f, const rules::RuleSet& rules, bool
   for (size_t i = 0; i < f.events.size(); ++i) {
     const Event& e = f.events[i];
     after[i] = !CausallyBefore(e.where, e.time, stop.where, stop.time, multi_file);
+    // asyncio reports a task that died unobserved only when the task is collected (at exit, after the
+    // Ctrl-C that ended a loop waiting on it): the task failed before the stop, and is why it waited.
+    if (e.reported_late) {
+      after[i] = false;
+      continue;
+    }
     // A chained traceback whose later exception is the stop (vLLM's "TimeoutError: RPC call to
     // execute_model timed out." raised from the queue's bare TimeoutError) is the stop itself: the
     // exceptions before it in the chain are how the timeout was raised.

@@ -265,6 +265,27 @@ TEST(RankerTest, StopMakesWhatFollowsItsConsequenceAndLeavesNoRoot) {
   EXPECT_EQ(r.cascade[2].reason, "after the stop at line 25: Ctrl-C");
 }
 
+TEST(RankerTest, AnExceptionAsyncioReportsLateAfterTheStopCameBeforeIt) {
+  // DistServe: the loop waited on a task that had died; Ctrl-C, then at exit asyncio printed the task's
+  // exception ("Task exception was never retrieved"). It failed before the stop: it is the root cause.
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(Make(EventKind::kPythonTraceback, 25, "KeyboardInterrupt"));
+  Event late = Make(EventKind::kPythonTraceback, 60, "RuntimeError: CUDA error: no kernel image is available");
+  late.reported_late = true;
+  f.events.push_back(late);
+  f.events.push_back(Make(EventKind::kPythonTraceback, 70, "RuntimeError: raised while shutting down"));
+  f.stops = {Stop(25)};
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(*r.root, 1u);
+  ASSERT_TRUE(r.stop);
+
+  f.events[1].reported_late = false;  // an ordinary traceback after the stop is its consequence
+  Ranking s = Rank(f, *rules, false);
+  EXPECT_FALSE(s.root);
+}
+
 TEST(RankerTest, FatalStopIsTheRootUnlessTheJobWasServing) {
   auto rules = TestRules();
   Findings f;

@@ -82,6 +82,11 @@ struct Event {
   // below (torch._logging's "[WARNING] " on every line of dynamo's "WON'T
   // CONVERT" record): the process logged a handled exception and went on.
   bool logged = false;
+  // A traceback that asyncio printed for a task that had died earlier ("Task exception was never
+  // retrieved" / "future: <Task finished ... exception=...>" right above it, printed when the task object
+  // is garbage-collected, often at exit after a Ctrl-C): the exception was raised when the task failed,
+  // before the lines around the report; the remote traceback continued under it shares the flag.
+  bool reported_late = false;
 };
 
 }  // namespace faultline::events

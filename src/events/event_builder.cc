@@ -251,6 +251,20 @@ void EventBuilder::UpdateOpen(ProcessState& ps) {
   }
 }
 
+namespace {
+
+// asyncio's "Task exception was never retrieved", then "future: <Task finished name=... coro=...
+// exception=...>" (a line or a few, when a terminal wrapped it), then the traceback.
+constexpr int64_t kLateReportWindow = 6;
+// A RayTaskError's remote traceback re-printed under the local one: its frames, then its exception.
+constexpr int64_t kLateReportTail = 30;
+
+}  // namespace
+
+bool EventBuilder::ContinuesLateReport(const ProcessState& ps, int64_t line) {
+  return ps.late_report_until >= 0 && line > ps.late_report_until && line - ps.late_report_until <= kLateReportTail;
+}
+
 void EventBuilder::Emit(ProcessState& ps) {
   if (!ps.has_pending) {
     ps.state = State::kIdle;
@@ -266,6 +280,7 @@ void EventBuilder::Emit(ProcessState& ps) {
   // So is an exception line alone under such a header (a paste that starts inside that traceback).
   if (e.logged && (e.kind == EventKind::kPythonTraceback || e.kind == EventKind::kExceptionLine))
     e.kind = EventKind::kErrorLog;
+  ps.late_report_until = e.reported_late && !e.context.empty() ? e.context.back().line : -1;
   std::string key = FoldKey(e);
   if (has_held_ && key == last_key_) {
     // The same error printed twice by one process (vLLM logs a traceback and
@@ -313,6 +328,12 @@ void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
   ps.chain_marker_line = -1;
   e.ignored = ps.ignored_line >= 0 && e.where.line - ps.ignored_line <= 2;
   ps.ignored_line = -1;
+  // asyncio's "Task exception was never retrieved", then "future: <Task finished name=... coro=...
+  // exception=...>" (a line or a few, when a terminal wrapped it), then the traceback.
+  // (A frame with no header continues the report; a new "Traceback (most recent call last):" is a new one.)
+  e.reported_late = (ps.late_report_line >= 0 && e.where.line - ps.late_report_line <= kLateReportWindow) ||
+                    (IsFrameLine(p.message) && ContinuesLateReport(ps, e.where.line));
+  ps.late_report_line = -1;
   AddContext(e, line);
   ps.pending = std::move(e);
   ps.has_pending = true;
@@ -357,6 +378,7 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
     // "Exception ignored in: ..." then only the exception (one without a traceback): swallowed too.
     e.ignored = ps.ignored_line >= 0 && e.where.line - ps.ignored_line == 1;
     if (e.ignored) ps.ignored_line = -1;
+    e.reported_late = ContinuesLateReport(ps, e.where.line);
     e.chain.push_back(std::string(msg));
     wait_for_more = true;  // multi-line messages (CUDA errors) continue below
   } else if (p.format == "nccl" && p.level == parse::Level::kWarning) {
@@ -605,6 +627,7 @@ void EventBuilder::Add(const LineView& line) {
     const std::string_view lead = msg.substr(std::min(msg.size(), LeadingBlanks(msg)));
     const int64_t at = Info(line).line;
     if (lead.starts_with("Exception ignored in")) ps.ignored_line = at;
+    if (lead.starts_with("Task exception was never retrieved")) ps.late_report_line = at;
     // CPython logging's Handler.handleError (a record that could not be written: a console that
     // cannot encode it, a closed stream): "--- Logging error ---", the traceback, then "Call stack:"
     // and the frames of the logging call (traceback.print_stack), "Message: ..." and "Arguments: ...".

@@ -99,6 +99,12 @@ class EventBuilder {
     // Handler.handleError): the traceback under it and the "Call stack:" printed after it were
     // swallowed too; the record was dropped and the process went on.
     int64_t logging_error_line = -1;
+    // The line of the latest "Task exception was never retrieved" of this process (asyncio's report of
+    // a task that died unobserved): the traceback under it was raised earlier (Event::reported_late).
+    int64_t late_report_line = -1;
+    // The last line of the latest reported-late event's context: an event starting right under it (the
+    // remote traceback of a RayTaskError, re-printed under its local one) belongs to the same report.
+    int64_t late_report_until = -1;
     bool after_flat_source = false;  // on the second line after a flat frame, the first being its source
     // The last line this state took came unprefixed (routed here by RouteUnprefixed).
     bool last_routed = false;
@@ -108,6 +114,9 @@ class EventBuilder {
   };
 
   void Emit(ProcessState& ps);
+  // An event at `line` follows a reported-late event of this process closely enough to be the rest of
+  // its report (ProcessState::late_report_until).
+  static bool ContinuesLateReport(const ProcessState& ps, int64_t line);
   void StartTraceback(ProcessState& ps, const LineView& line);
   void SingleLine(ProcessState& ps, const LineView& line);
   // Whether `msg` (already shifted to the traceback's own column 0) goes on the traceback being read

@@ -515,6 +515,42 @@ TEST(EventBuilderTest, ATracebackUnderExceptionIgnoredInIsMarkedIgnored) {
   EXPECT_FALSE(bare.events[1].ignored);
 }
 
+TEST(EventBuilderTest, ATracebackUnderTaskExceptionNeverRetrievedIsMarkedReportedLate) {
+  // asyncio reports a task that died unobserved when the task is collected (DistServe's engine loop after
+  // a Ctrl-C): "Task exception was never retrieved", the future (wrapped by the terminal over lines), the
+  // traceback, and a RayTaskError's remote traceback re-printed right under it. Both are the earlier
+  // failure; a traceback further on is an ordinary one.
+  Harness h;
+  h.Feed({
+      "Task exception was never retrieved",
+      "future: <Task finished name='Task-19' coro=<LLMEngine.start_all_event_loops() done, defined at /w/engine.py:244> exception=RayTaskErr$",
+      "r(RuntimeError)(RuntimeError('CUDA error: no kernel image is available for execution on the device\\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertion$",
+      ".\\n'))>",
+      "Traceback (most recent call last):",
+      "  File \"/w/engine.py\", line 251, in start_all_event_loops",
+      "    await asyncio.gather(",
+      "ray.exceptions.RayTaskError(RuntimeError): ray::ParaWorker.step() (pid=50578, ip=172.17.0.3)",
+      "  File \"/w/worker.py\", line 217, in step",
+      "    generated_tokens_ids = self.model.forward(",
+      "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+      "some other output",
+      "more output",
+      "more output",
+      "more output",
+      "Traceback (most recent call last):",
+      "  File \"/w/train.py\", line 3, in <module>",
+      "ValueError: later",
+  });
+  ASSERT_EQ(h.events.size(), 3u);
+  EXPECT_EQ(h.events[0].where.line, 8);
+  EXPECT_TRUE(h.events[0].reported_late);
+  EXPECT_EQ(h.events[1].where.line, 11);
+  EXPECT_TRUE(h.events[1].reported_late) << "the remote traceback continues the same report";
+  EXPECT_EQ(h.events[2].where.line, 18);
+  EXPECT_FALSE(h.events[2].reported_late);
+  EXPECT_FALSE(h.events[0].ignored) << "the exception was not swallowed: the task died of it";
+}
+
 TEST(EventBuilderTest, ALoggingErrorAndItsCallStackAreMarkedIgnored) {
   // CPython logging's Handler.handleError: a record the stream could not take (a cp1252 console and a
   // "✓") prints "--- Logging error ---", the traceback, "Call stack:" with the logging call's frames,
