@@ -312,11 +312,36 @@ bool Overtaken(const StopHit& s, const Findings& f, const rules::RuleSet& rules,
   });
 }
 
-std::vector<bool> AfterStop(const Findings& f, const rules::RuleSet& rules, bool multi_file, Ranking* r) {
+// A launcher's summary that a task exited with an error code just before the stop, in the same file (srun's
+// "task 1: Exited with exit code 1", "Terminating StepId=...", then slurmstepd's "*** STEP ... CANCELLED AT
+// ... ***"): the launcher cancelled the step because that task failed. The cancel is its cleanup, not a
+// stop from outside; a task's end after the stop ("task 0: Terminated") is the stop's consequence instead.
+bool CancelledByTheLauncher(const StopHit& s, const Findings& f, const rules::RuleSet& rules,
+                            const std::vector<bool>& recovered) {
+  constexpr int64_t kWindow = 10;  // lines
+  if (rules.rules()[s.rule].fatal) return false;
+  for (size_t i = 0; i < f.events.size(); ++i) {
+    const Event& e = f.events[i];
+    if (recovered[i] || e.cut_off || e.kind != EventKind::kExitStatus || e.where.file != s.where.file ||
+        e.where.line >= s.where.line || e.where.line < s.where.line - kWindow || IsTermination(e)) {
+      continue;
+    }
+    auto cascade = FirstRuleOfKind(e, rules, RuleKind::kCascade);
+    if (cascade && rules.rules()[*cascade].summary) return true;
+  }
+  return false;
+}
+
+std::vector<bool> AfterStop(const Findings& f, const rules::RuleSet& rules, bool multi_file,
+                            const std::vector<bool>& recovered, Ranking* r, bool* cancelled_by_launcher) {
   std::vector<bool> after(f.events.size(), false);
   for (size_t i = 0; i < f.stops.size(); ++i) {
     const StopHit& s = f.stops[i];
     if (rules.rules()[s.rule].tentative && Overtaken(s, f, rules, multi_file)) continue;
+    if (CancelledByTheLauncher(s, f, rules, recovered)) {
+      *cancelled_by_launcher = true;
+      continue;
+    }
     if (!r->stop || CausallyBefore(s.where, s.time, f.stops[*r->stop].where, f.stops[*r->stop].time, multi_file)) {
       r->stop = i;
     }
@@ -516,7 +541,8 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
 
   SetAsideTeardownAfterCompletion(f, rules, multi_file, &recovered);
 
-  const std::vector<bool> stopped = AfterStop(f, rules, multi_file, &r);
+  bool cancelled_by_launcher = false;
+  const std::vector<bool> stopped = AfterStop(f, rules, multi_file, recovered, &r, &cancelled_by_launcher);
   std::optional<size_t> strong, weak, summary, summary_exit, summary_signal, cut_off;
   std::optional<size_t> first_fatal;  // the earliest fatal one, when a known weak line came before it
   // A summary line that says a rank died of a signal ("exitcode  : -9", "exits with return code = -9",
@@ -559,8 +585,10 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   // off before its exception line (a partial paste, a launcher's own
   // traceback); the cut traceback beats nothing else.
   if (!strong && !weak && !summary && cut_off) weak = cut_off;
-  if (r.stop) {  // a hang's noise before the stop (warnings, timeouts it logged) is not a failure
-    weak = summary = std::nullopt;
+  if (r.stop || cancelled_by_launcher) {
+    // A hang's noise before the stop (warnings, timeouts it logged) is not a failure; when the launcher
+    // cancelled the step after a task failed, the failure is in what came before the cancel.
+    if (r.stop) weak = summary = std::nullopt;
     // A known warning before the fatal error that ended the process (c10d's W-level "failed to bind"
     // before torchrun's RuntimeError, then Slurm cancelling the step) leaves that fatal error the root.
     if (strong && !events::IsStrong(ev[*strong].kind)) strong = first_fatal;

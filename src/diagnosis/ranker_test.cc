@@ -392,6 +392,32 @@ TEST(RankerTest, AFatalErrorAfterAKnownWarningBeforeAStopStaysTheRoot) {
   EXPECT_FALSE(Rank(f, *rules, false).root);
 }
 
+TEST(RankerTest, AStepTheLauncherCancelledAfterATaskFailedIsNoStopFromOutside) {
+  // srun's "task 1: Exited with exit code 1" (a summary), "Terminating StepId=...", then slurmstepd's
+  // "*** STEP ... CANCELLED AT ... ***" (a stop): srun cancelled the step because the task failed, so the
+  // failure before it is the answer (tests/real/slurm-srun-2-node-barrier-nccl-socket-connect-refused-...:
+  // rank 1's DistBackendError, itself a summary of a lost peer, is the earliest report of how it ended).
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(WithRule(Make(EventKind::kPythonTraceback, 23, "DistBackendError: remote process exited", "rank1"), 1));
+  f.events.push_back(WithRule(Make(EventKind::kExitStatus, 28, "srun: error: g15: task 1: Exited with exit code 1"), 1));
+  f.stops = {Stop(30)};
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 23);
+  EXPECT_FALSE(r.stop);
+  // A task that ended of the cancel ("task 0: Terminated") says nothing failed before it: a stop.
+  f.events[1] = WithRule(Make(EventKind::kExitStatus, 28, "srun: error: g13: task 0: Terminated"), 1);
+  r = Rank(f, *rules, false);
+  EXPECT_FALSE(r.root);
+  EXPECT_TRUE(r.stop);
+  // Nor does a failed task reported after the stop, or long before it.
+  f.events[1] = WithRule(Make(EventKind::kExitStatus, 31, "srun: error: g15: task 1: Exited with exit code 1"), 1);
+  EXPECT_FALSE(Rank(f, *rules, false).root);
+  f.events[1] = WithRule(Make(EventKind::kExitStatus, 12, "srun: error: g15: task 1: Exited with exit code 1"), 1);
+  EXPECT_FALSE(Rank(f, *rules, false).root);
+}
+
 TEST(RankerTest, AChainedTracebackWhoseLaterExceptionIsTheStopIsTheStopItself) {
   // vLLM's collective_rpc: the queue's bare "TimeoutError" (line 22) is re-raised as "TimeoutError: RPC
   // call to execute_model timed out." (line 47), the stop; the chain's first exception is no fatal error

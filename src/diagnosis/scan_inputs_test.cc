@@ -10,6 +10,7 @@
 
 #include "diagnosis/block_pipeline.h"
 #include "diagnosis/log_scanner.h"
+#include "diagnosis/ranker.h"
 #include "diagnosis/scan_patterns.h"
 #include "input/byte_source.h"
 #include "input/line_cleaner.h"
@@ -220,6 +221,42 @@ TEST(ScanInputsTest, AnExitOnlyCompletionAndALaterJobCompletionStayApart) {
   }
   EXPECT_EQ(exit_only, 1);
   EXPECT_EQ(job, 1);
+}
+
+// Built-in rules end to end: scan one real log, rank it, return the root event (nullptr when none).
+struct RankedLog {
+  Findings findings;
+  Ranking ranking;
+  const events::Event* Root() const { return ranking.root ? &findings.events[*ranking.root] : nullptr; }
+};
+RankedLog ScanAndRank(const fs::path& log) {
+  RankedLog out;
+  auto builtin = rules::LoadBuiltinRules();
+  EXPECT_TRUE(builtin.ok());
+  auto rules = BuildScanRuleSet(std::move(*builtin));
+  EXPECT_TRUE(rules.ok());
+  auto wrappers = rules::LoadWrappers({});
+  EXPECT_TRUE(wrappers.ok());
+  std::vector<input::InputFile> files = {{log.string(), log.string()}};
+  EXPECT_TRUE(ScanInputs(files, **rules, wrappers->get(), &out.findings, 1).ok());
+  out.ranking = Rank(out.findings, **rules, false);
+  return out;
+}
+
+// Ray prints a dead actor's creation-task error as "ActorDiedError: The actor died because of an error
+// raised in its creation task, ray::X.__init__() ...", then the constructor's traceback and its own exception
+// (rules/common.yaml ray.actor-creation-task-error, generic): under the driver's RayTaskError(ActorDiedError)
+// the constructor's RuntimeError is the root cause, both Ray lines its wrappers (tests/real, a verl run).
+TEST(ScanInputsTest, ARayActorsCreationTaskErrorYieldsToTheConstructorsOwnException) {
+  const RankedLog r = ScanAndRank(fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                                  "verl-fully-async-npu-param-sync-ray-collective-nccl-not-available" / "verl.log");
+  ASSERT_NE(r.Root(), nullptr);
+  EXPECT_EQ(r.Root()->message, "RuntimeError: NCCL is not available.");
+  EXPECT_EQ(r.Root()->where.line, 28);
+  std::vector<int64_t> cascade;
+  for (const auto& c : r.ranking.cascade) cascade.push_back(r.findings.events[c.event].where.line);
+  EXPECT_NE(std::find(cascade.begin(), cascade.end(), 14), cascade.end()) << "the driver's RayTaskError";
+  EXPECT_NE(std::find(cascade.begin(), cascade.end(), 19), cascade.end()) << "the creation-task ActorDiedError";
 }
 
 TEST(ScanInputsTest, EventCapKeepsTheEarliestAcrossFiles) {

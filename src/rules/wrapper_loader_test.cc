@@ -185,6 +185,27 @@ TEST(WrapperLoaderTest, SternIsDetectedOnlyWhenNearlyEveryLineWearsIt) {
                   .empty());
 }
 
+// A paste copied with its viewer's gutter: the line number, two or more blanks (widths vary as the numbers
+// grow), and "..." lines where the user cut parts out (tests/real/slurm-srun-2-node-barrier-...-line-numbered-
+// paste). A table whose rows open with a number and blanks on fewer lines than that is no gutter.
+TEST(WrapperLoaderTest, ASpacedLineNumberGutterIsPeeledAroundElisions) {
+  auto set = Builtin();
+  std::vector<std::string> lines = {"...", "44  From Rank: 0, ==> Initializing Process Group..."};
+  for (int i = 0; i < 8; ++i) lines.push_back(fmt::format(" {}  [rank1]:   File \"t.py\", line {}, in main", 111 + i, i));
+  lines.push_back("...");
+  lines.push_back(" 122  [rank1]: torch.distributed.DistBackendError: NCCL error in: NCCLUtils.cpp:77");
+  parse::WrapperStack stack = DetectOn(*set, lines);
+  ASSERT_EQ(stack.Describe(), "line-numbers-spaced");
+  std::string scratch;
+  EXPECT_EQ(stack.Peel(lines[1], &scratch).inner, "From Rank: 0, ==> Initializing Process Group...");
+  EXPECT_EQ(stack.Peel(lines.back(), &scratch).inner,
+            "[rank1]: torch.distributed.DistBackendError: NCCL error in: NCCLUtils.cpp:77");
+  EXPECT_EQ(stack.Peel(lines[0], &scratch).inner, "...");
+  // Half the lines a numbered table's rows (a DataFrame printed by the job): not a gutter.
+  EXPECT_TRUE(DetectOn(*set, {"0  gsm8k  7473", "1  math  7500", "loading the datasets", "starting training"})
+                  .empty());
+}
+
 TEST(WrapperLoaderTest, MinShareMustBeAShareOfLines) {
   for (const char* bad : {"0", "1.5", "half"}) {
     auto specs = ParseWrapperFile(fmt::format("wrappers:\n  - id: x\n    pattern: 'a'\n    min_share: {}\n    "
