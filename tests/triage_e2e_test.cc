@@ -465,6 +465,19 @@ TEST_F(TriageE2eTest, SessionElevenPhaseMarksNameWhereAStalledJobWas) {
                   "    initialize (deepspeed/__init__.py:156)\n"
                   "    main (main.py:273)\n"),
             "weight-loading");
+  // py-spy of a vLLM engine core in compile_or_warm_up_model (after the KV cache): graph capture / warm-up.
+  EXPECT_EQ(phase("vllm-pyspy.txt",
+                  "Thread 2403 (active)\n"
+                  "    warmup_kernels (vllm/v1/worker/gpu/warmup.py:348)\n"
+                  "    compile_or_warm_up_model (vllm/v1/worker/gpu_worker.py:866)\n"
+                  "    _initialize_kv_caches (vllm/v1/engine/core.py:345)\n"),
+            "cuda-graph-capture");
+  // ... and in its memory profiling: kv-cache-profiling.
+  EXPECT_EQ(phase("vllm-profile.txt",
+                  "Thread 2403 (active)\n"
+                  "    profile_run (vllm/v1/worker/gpu_model_runner.py:2100)\n"
+                  "    determine_available_memory (vllm/v1/worker/gpu_worker.py:241)\n"),
+            "kv-cache-profiling");
 }
 
 TEST_F(TriageE2eTest, OneProgressLineBelowItsTotalWithALossIsTheRunAtThatStep) {
