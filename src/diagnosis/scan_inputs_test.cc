@@ -259,6 +259,33 @@ TEST(ScanInputsTest, ARayActorsCreationTaskErrorYieldsToTheConstructorsOwnExcept
   EXPECT_NE(std::find(cascade.begin(), cascade.end(), 19), cascade.end()) << "the creation-task ActorDiedError";
 }
 
+// A batch prediction's closing write of its results file is the job's completion (a final one): LLaMA-Factory's
+// predict run (tests/real) ends "Saving prediction results to .../generated_predictions.jsonl"; its earlier
+// "Saving model checkpoint" style lines are none.
+TEST(ScanInputsTest, APredictRunsClosingResultsFileIsItsCompletion) {
+  auto builtin = rules::LoadBuiltinRules();
+  ASSERT_TRUE(builtin.ok());
+  auto rules = BuildScanRuleSet(std::move(*builtin));
+  ASSERT_TRUE(rules.ok());
+  auto wrappers = rules::LoadWrappers({});
+  ASSERT_TRUE(wrappers.ok());
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "llamafactory-predict-qwen25-3b-lora-500-examples-saving-prediction-results-healthy" /
+                       "running_log.txt";
+  std::vector<input::InputFile> files = {{log.string(), log.string()}};
+  Findings f;
+  ASSERT_TRUE(ScanInputs(files, **rules, wrappers->get(), &f, 1).ok());
+  std::vector<int64_t> completions;
+  for (const auto& ph : f.phases) {
+    if (ph.completes) completions.push_back(ph.last.line > 0 ? ph.last.line : ph.where.line);
+  }
+  ASSERT_EQ(completions.size(), 1u);
+  EXPECT_EQ(completions[0], 190);
+  EXPECT_EQ((*rules)->rules()[std::find_if(f.phases.begin(), f.phases.end(),
+                                           [](const PhaseHit& p) { return p.completes; })->rule].id,
+            "progress.complete.final-test-report");
+}
+
 TEST(ScanInputsTest, EventCapKeepsTheEarliestAcrossFiles) {
   Findings into;
   for (int file = 0; file < 3; ++file) {

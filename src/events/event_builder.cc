@@ -383,7 +383,11 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
     wait_for_more = true;  // multi-line messages (CUDA errors) continue below
   } else if (p.format == "nccl" && p.level == parse::Level::kWarning) {
     e.kind = EventKind::kNcclWarn;
-  } else if (line.structure & kCompilerError) {
+  } else if ((line.structure & kCompilerError) && !LoggedBelowError(p)) {
+    // (A compiler's diagnostic quoted in a record its logger wrote at WARNING level or below was handled by
+    // the program that logged it: vLLM's "Failed to initialize FlashInfer All Reduce workspace: Ninja build
+    // failed." puts nvcc's "x.cuh(446): error: ..." output on WARNING lines and falls back. No event, unless
+    // a rule knows the line: the branch below.)
     e.kind = EventKind::kCompilerError;  // the detail under a build or launch failure
     wait_for_more = true;                // "CMake Error at X (message):" goes on below
   } else if ((p.level == parse::Level::kError || p.level == parse::Level::kCritical) && !e.message.empty()) {

@@ -603,6 +603,33 @@ TEST(EventBuilderTest, ATracebackThroughABenignFrameIsMarkedIgnored) {
   EXPECT_TRUE(h.events[0].ignored);
 }
 
+TEST(EventBuilderTest, ACompilerDiagnosticOnAWarningRecordIsNoEvent) {
+  // vLLM 0.19 (tests/real vllm-v019-flashinfer-...-served-healthy): FlashInfer's all-reduce JIT build fails and
+  // vLLM logs nvcc's output on WARNING records, then falls back and serves. The same diagnostic unprefixed, or on
+  // an ERROR record, is still a compiler error.
+  Harness h;
+  h.Feed({
+      "(Worker_TP0 pid=3438584) WARNING 04-20 00:18:19 [flashinfer_all_reduce.py:72] Failed to initialize FlashInfer "
+      "All Reduce workspace: Ninja build failed. Ninja output:",
+      "(Worker_TP0 pid=3438584) WARNING 04-20 00:18:19 [flashinfer_all_reduce.py:72] /f/trtllm_allreduce_fusion.cuh(446): "
+      "error: namespace \"std\" has no member \"optional\"",
+      "(Worker_TP0 pid=3438584) WARNING 04-20 00:18:19 [flashinfer_all_reduce.py:72] ninja: build stopped: subcommand "
+      "failed.",
+  });
+  EXPECT_TRUE(h.events.empty()) << h.events.size() << " " << h.events[0].message;
+
+  Harness plain;
+  plain.Feed({"/f/trtllm_allreduce_fusion.cuh(446): error: namespace \"std\" has no member \"optional\""});
+  ASSERT_EQ(plain.events.size(), 1u);
+  EXPECT_EQ(plain.events[0].kind, EventKind::kCompilerError);
+
+  Harness error_record;
+  error_record.Feed({"(Worker_TP0 pid=3438584) ERROR 04-20 00:18:19 [build.py:72] /f/x.cuh(446): error: namespace "
+                     "\"std\" has no member \"optional\""});
+  ASSERT_EQ(error_record.events.size(), 1u);
+  EXPECT_FALSE(error_record.events[0].message.empty());
+}
+
 TEST(EventBuilderTest, ATracebackUnderAChainMarkerAfterBuildOutputIsChained) {
   // flashinfer's JIT (sglang GB10 log, tests/real): the RuntimeError's message
   // carries ninja's output, whose compiler error closes it; the chain goes on.
