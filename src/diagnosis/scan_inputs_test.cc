@@ -286,6 +286,32 @@ TEST(ScanInputsTest, APredictRunsClosingResultsFileIsItsCompletion) {
             "progress.complete.final-test-report");
 }
 
+// Lightning's subprocess launcher reports a rank's death as "[rank: 1] Child process with PID ... terminated
+// with code 2. Forcefully terminating all other processes" (lightning.child-process-terminated, a summary); the
+// interpreter's "can't open file ...: No such file or directory" above it (python.script-not-found, a paste
+// that dropped the "[Errno 2] ") is why (tests/real, a 3-line paste). Without the interpreter's line the
+// launcher's summary is the only report, and still a failure.
+TEST(ScanInputsTest, ALightningChildProcessTerminatedIsTheSummaryOfTheRanksOwnError) {
+  const fs::path dir = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "lightning-ddp-subprocess-launcher-rank1-cant-open-script-after-chdir-three-line-paste";
+  const RankedLog r = ScanAndRank(dir / "full_run.log");
+  ASSERT_NE(r.Root(), nullptr);
+  EXPECT_EQ(r.Root()->where.line, 2);
+  ASSERT_EQ(r.ranking.cascade.size(), 1u);
+  EXPECT_EQ(r.findings.events[r.ranking.cascade[0].event].where.line, 3);
+  const fs::path only = fs::path(::testing::TempDir()) / "lightning-child-only.log";
+  std::FILE* out = std::fopen(only.c_str(), "w");
+  ASSERT_NE(out, nullptr);
+  std::fputs("Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n", out);
+  std::fputs("[rank: 1] Child process with PID 3410 terminated with code 1. Forcefully terminating all other "
+             "processes to avoid zombies\n",
+             out);
+  std::fclose(out);
+  const RankedLog s = ScanAndRank(only);
+  ASSERT_NE(s.Root(), nullptr);
+  EXPECT_EQ(s.Root()->where.line, 2);
+}
+
 TEST(ScanInputsTest, EventCapKeepsTheEarliestAcrossFiles) {
   Findings into;
   for (int file = 0; file < 3; ++file) {
