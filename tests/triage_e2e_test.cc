@@ -478,6 +478,12 @@ TEST_F(TriageE2eTest, SessionElevenPhaseMarksNameWhereAStalledJobWas) {
                   "    profile_run (vllm/v1/worker/gpu_model_runner.py:2100)\n"
                   "    determine_available_memory (vllm/v1/worker/gpu_worker.py:241)\n"),
             "kv-cache-profiling");
+  // Ray Serve's controller: a replica still waiting to be scheduled (placement, before any model load).
+  EXPECT_EQ(phase("serve.log",
+                  "WARNING 2025-03-04 01:04:33,560 controller 306 -- Deployment 'demo' in application 'app' has 1 "
+                  "replicas that have taken more than 30s to be scheduled. This may be due to waiting for the cluster "
+                  "to auto-scale or for a runtime environment to be installed.\n"),
+            "distributed-init");
 }
 
 TEST_F(TriageE2eTest, OneProgressLineBelowItsTotalWithALossIsTheRunAtThatStep) {
