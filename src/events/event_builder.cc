@@ -367,6 +367,14 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
     wait_for_more = true;  // what(): comes on the next line
   } else if ((line.structure & kTerminate) && Contains(msg, "terminate called")) {
     e.kind = EventKind::kCxxTerminate;
+  } else if ((line.structure & kTerminate) && msg.substr(0, 8) == "thread '" && Contains(msg, "' panicked at ")) {
+    // A Rust panic, the runtime's report of an uncaught one (std's default hook): "thread 'main' panicked at
+    // 'MESSAGE', src/main.rs:4:5" before Rust 1.73, "thread 'main' panicked at src/main.rs:4:5:" and the
+    // message on the lines under it since. Rust's uncaught exception: the message (or the header ending in
+    // ':' and its continuation) says what failed.
+    e.kind = EventKind::kExceptionLine;
+    e.chain.push_back(std::string(msg));
+    wait_for_more = true;  // the message continues below
   } else if ((line.structure & kKernelAssert) && RE2::PartialMatch(msg, kKernelAssertRe)) {
     e.kind = EventKind::kCudaKernelAssert;
   } else if ((line.structure & (kSignalShape | kExitShape)) && !(signal = SignalOrExit(msg, &is_exit)).empty()) {

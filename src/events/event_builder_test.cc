@@ -157,6 +157,33 @@ TEST(EventBuilderTest, TerminateWithWhat) {
   EXPECT_EQ(h.events[0].where.line, 2);
 }
 
+// A Rust panic (TGI's router and launcher, tokenizers): std's default hook prints "thread 'NAME' panicked at
+// FILE:LINE:COL:" and the message on the lines under it (Rust 1.73+), or "panicked at 'MESSAGE', FILE" on one
+// line before; either is the program's uncaught error, a fatal exception event whose message goes on below.
+TEST(EventBuilderTest, ARustPanicIsAFatalExceptionWithItsMessageBelow) {
+  Harness h;
+  h.Feed({
+      "thread 'tokio-runtime-worker' panicked at /usr/src/router/src/server.rs:180:45:",
+      "byte index 1000 is not a char boundary; it is inside '你' (bytes 999..1002) of `abc`",
+      "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].kind, EventKind::kExceptionLine);
+  EXPECT_EQ(h.events[0].where.line, 1);
+  ASSERT_FALSE(h.events[0].continuation.empty());
+  EXPECT_EQ(h.events[0].continuation[0].line, 2);
+  Harness old;
+  old.Feed({"thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 2 }', "
+            "launcher/src/main.rs:1042:62"});
+  ASSERT_EQ(old.events.size(), 1u);
+  EXPECT_EQ(old.events[0].kind, EventKind::kExceptionLine);
+  EXPECT_NE(old.events[0].message.find("called `Result::unwrap()`"), std::string::npos);
+  // Prose that mentions a panic is no event.
+  Harness prose;
+  prose.Feed({"the worker thread 'w1' panicked at startup last week"});
+  EXPECT_TRUE(prose.events.empty());
+}
+
 TEST(EventBuilderTest, RepeatedKernelAssertionsFoldIntoOne) {
   Harness h;
   h.Feed({

@@ -14,7 +14,8 @@ const std::vector<std::pair<uint32_t, std::string>>& StructuralPatterns() {
       {kExceptionShape, R"([A-Za-z_][A-Za-z0-9_]*(Error|Exception|Interrupt|Exit|Failure|Fault)(:|$))"},
       // (and a bracketed one-letter level after a bracketed logger name: TensorRT-LLM's "[TRT-LLM] [E] ")
       {kLevelError, R"(ERROR|CRITICAL|FATAL|\[?[EF]\d{4} \d\d:\d\d|^\[[\w.-]+\] ?\[[EF]\] )"},
-      {kTerminate, R"(terminate called|what\(\):)"},
+      // (and a Rust panic: "thread 'main' panicked at src/main.rs:4:5:", the runtime's report of an uncaught panic)
+      {kTerminate, R"(terminate called|what\(\):|thread '[^']*' panicked at )"},
       {kSignalShape,
        R"(Segmentation fault|Fatal Python error|Bus error|Aborted|core dumped|Killed|SIGSEGV|SIGABRT|SIGBUS|SIGKILL|SIGTERM|SIGILL|SIGFPE|oom[-_]kill event|Out Of Memory)"},
       // "Assertion `cond` failed" (assert() in a kernel or in C), and a device assert printed as
