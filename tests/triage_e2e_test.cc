@@ -484,6 +484,19 @@ TEST_F(TriageE2eTest, SessionElevenPhaseMarksNameWhereAStalledJobWas) {
                   "replicas that have taken more than 30s to be scheduled. This may be due to waiting for the cluster "
                   "to auto-scale or for a runtime environment to be installed.\n"),
             "distributed-init");
+  // OpenRLHF's experience bar after the rollout engine's "Processed prompts: 100%" (one step of the RL loop,
+  // not the job's end), then a task paused waiting for a debugger: stalled in training, the wait the stop.
+  Write("rloo.log",
+        "Processed prompts: 100%|##########| 64/64 [07:11<00:00,  6.74s/it, est. speed input: 14.93 toks/s]\n"
+        "make_experience: 0it [00:00, ?it/s]\n"
+        "(remote_rm_fn_ray pid=213237) Ray debugger is listening on 10.140.0.166:37883\n"
+        "(remote_rm_fn_ray pid=213237) Waiting for debugger to attach...\n");
+  json rloo = json::parse(Triage("--json rloo.log").out);
+  EXPECT_EQ(rloo["verdict"], "stalled");
+  EXPECT_EQ(rloo["last_phase"], "training");
+  ASSERT_FALSE(rloo["stall_hints"].empty());
+  EXPECT_NE(rloo["stall_hints"][0].get<std::string>().find("waiting for a debugger to attach"), std::string::npos)
+      << rloo["stall_hints"];
 }
 
 TEST_F(TriageE2eTest, OneProgressLineBelowItsTotalWithALossIsTheRunAtThatStep) {
