@@ -12,6 +12,7 @@
 #include "diagnosis/log_scanner.h"
 #include "diagnosis/ranker.h"
 #include "diagnosis/scan_patterns.h"
+#include "diagnosis/triage.h"
 #include "input/byte_source.h"
 #include "input/line_cleaner.h"
 #include "parse/line_parser.h"
@@ -310,6 +311,46 @@ TEST(ScanInputsTest, ALightningChildProcessTerminatedIsTheSummaryOfTheRanksOwnEr
   const RankedLog s = ScanAndRank(only);
   ASSERT_NE(s.Root(), nullptr);
   EXPECT_EQ(s.Root()->where.line, 2);
+}
+
+// sglang.bench_one_batch (tests/real) prints "Total. latency: ..." after its warm-up run and after its measured
+// run: the report is the run's end only when no "Benchmark ..." (batch work) of its process follows it. The whole
+// log is healthy; the same log cut after "Benchmark ..." (a hang in the measured run) is stalled at ready.
+TEST(TriageTest, ABenchOneBatchReportEndsTheRunOnlyAfterItsMeasuredRun) {
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "sglang-bench-one-batch-lfm2-700m-glmasr-import-error-ignored-benchmark-total-latency-healthy" /
+                       "bench_one_batch.log";
+  TriageOptions whole;
+  whole.inputs = {log.string()};
+  auto full = Triage(whole);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->verdict, report::Verdict::kHealthy);
+
+  std::vector<std::string> lines;
+  {
+    std::FILE* in = std::fopen(log.c_str(), "r");
+    ASSERT_NE(in, nullptr);
+    char buf[8192];
+    while (std::fgets(buf, sizeof buf, in)) lines.emplace_back(buf);
+    std::fclose(in);
+  }
+  const fs::path cut = fs::path(::testing::TempDir()) / "bench-one-batch-cut.log";
+  std::FILE* out = std::fopen(cut.c_str(), "w");
+  ASSERT_NE(out, nullptr);
+  bool benchmark = false;
+  for (const auto& l : lines) {
+    std::fputs(l.c_str(), out);
+    if (l.rfind("Benchmark ...", 0) == 0) benchmark = true;
+    if (benchmark && l.rfind("Prefill.", 0) == 0) break;  // the measured run's first line, then nothing
+  }
+  std::fclose(out);
+  ASSERT_TRUE(benchmark);
+  TriageOptions cut_options;
+  cut_options.inputs = {cut.string()};
+  auto stalled = Triage(cut_options);
+  ASSERT_TRUE(stalled.ok());
+  EXPECT_EQ(stalled->verdict, report::Verdict::kStalled);
+  EXPECT_EQ(stalled->last_phase.value_or(""), "ready");
 }
 
 TEST(ScanInputsTest, EventCapKeepsTheEarliestAcrossFiles) {

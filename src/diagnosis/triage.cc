@@ -68,8 +68,10 @@ struct Cutoff {
 
 // The job finished: a completion marker before the cutoff that no later
 // progress of its own process contradicts (a final summary, not one of many);
-// a `final` marker (a test report) is contradicted by a generic counter's rise too.
-bool Completed(const Findings& f, const Cutoff& cut, bool multi_file) {
+// a `final` marker (a test report) is contradicted by a generic counter's rise too, and by the
+// job's batch work beginning again in its process (sglang.bench_one_batch reports its warm-up run with
+// the line that reports its measured run, then prints "Benchmark ...").
+bool Completed(const Findings& f, const rules::RuleSet& rules, const Cutoff& cut, bool multi_file) {
   // Progress after a mark says the run went on, unless it is a counter at its declared total: a bar's
   // last redraw when it is closed (verl closes its `Training Progress` bar after `Final validation
   // metrics`) counts no further work.
@@ -95,10 +97,23 @@ bool Completed(const Findings& f, const Cutoff& cut, bool multi_file) {
     }
     return false;
   };
+  // A batch phase mark (rules' batch: true) of the process after a mark: the job's own work went on.
+  auto batch_after = [&](const std::string& process, const ProgressMark& done) {
+    for (const auto& ph : f.phases) {
+      if (ph.process.key != process || !rules.rules()[ph.rule].batch) continue;
+      const bool has_last = ph.last.line > 0;
+      if (CausallyBefore(done.where, done.time, has_last ? ph.last : ph.where, has_last ? ph.last_time : ph.time,
+                         multi_file)) {
+        return true;
+      }
+    }
+    return false;
+  };
   for (const auto& [process, done] : f.last_completion) {
     if (!cut.Before(done.where, done.time, multi_file)) continue;
     if (progress_after(f.last_progress, process, done)) continue;
     if (done.final_only && progress_after(f.last_generic_progress, process, done)) continue;
+    if (done.final_only && batch_after(process, done)) continue;
     return true;
   }
   // A run-long counter that reached its total (the last "step 40/40" of its process) ended the run,
@@ -223,7 +238,7 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
     best = std::max(best, rules::PhaseIndex("training"));
     trained = true;
   }
-  const bool completed = Completed(f, cut, multi_file);
+  const bool completed = Completed(f, rules, cut, multi_file);
   if (best >= 0) out->last_phase = rules::PhaseOrder()[static_cast<size_t>(best)];
   for (int i = best + 1; i <= ready && best < ready; ++i) {
     out->phases_never_reached.push_back(rules::PhaseOrder()[static_cast<size_t>(i)]);
