@@ -593,6 +593,13 @@ void EventBuilder::Add(const LineView& line) {
       return;
     }
     if (!traceback_start && !orphan_frame) {
+      // Python 3.11's position marks under the source line a logger record printed first (a paste that starts
+      // inside a traceback at a source line) belong to that line: the frame below absorbs both (debris_pending).
+      if (ps.pending.kind == EventKind::kErrorLog && ps.lines_since_key == 0 && Indented(ps.pending.message) &&
+          msg.find('^') != std::string_view::npos && msg.find_first_not_of("^~ \t") == std::string_view::npos) {
+        UpdateOpen(ps);
+        return;
+      }
       ++ps.lines_since_key;
       // vLLM repeats the logger header on every line of a record, so a header
       // alone does not start a new record; an INFO/WARNING line does.

@@ -351,6 +351,14 @@ TEST(EventBuilderTest, ALoggedPasteThatStartsInsideATracebackEndsInItsException)
   ASSERT_EQ(w.events.size(), 1u);
   EXPECT_EQ(w.events[0].kind, EventKind::kPythonTraceback);
   EXPECT_EQ(w.events[0].where.line, 6);
+  // The same when the paste starts at a source line and its caret line follows.
+  Harness source_first;
+  source_first.Feed({h + "    return GroupCoordinator(", h + "           ^^^^^^^^^^^^^^^^^",
+                     h + "  File \"/v/parallel_state.py\", line 207, in __init__", h + "    self.comm = init()",
+                     h + "RuntimeError: NCCL error: unhandled system error"});
+  ASSERT_EQ(source_first.events.size(), 1u);
+  EXPECT_EQ(source_first.events[0].kind, EventKind::kPythonTraceback);
+  EXPECT_EQ(source_first.events[0].where.line, 5);
   // A lone indented ERROR line with no frame under it stays an error line.
   Harness lone;
   lone.Feed({h + "    bad config value", "INFO 06-25 15:28:31 worker.py:1] going on"});
