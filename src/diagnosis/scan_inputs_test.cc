@@ -353,6 +353,46 @@ TEST(TriageTest, ABenchOneBatchReportEndsTheRunOnlyAfterItsMeasuredRun) {
   EXPECT_EQ(stalled->last_phase.value_or(""), "ready");
 }
 
+// DeepSpeed-Chat style "***** Evaluating perplexity, Epoch N/M *****" after each epoch (tests/real, DeepSpeedExamples'
+// random-LTD GPT-2 run): the header at its total (2/2), with no progress of its process after it, ends the run; the
+// same log cut in epoch 2 (after "Epoch 1/2" and some of epoch 2's lines) is stalled at training.
+TEST(TriageTest, AnEpochEvaluationAtItsTotalEndsTheRun) {
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "torch-distributed-launch-gpt2-ptb-random-ltd-2-of-2-epochs-perplexity-saving-model-healthy" /
+                       "train_with_kernel.log";
+  TriageOptions whole;
+  whole.inputs = {log.string()};
+  auto full = Triage(whole);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->verdict, report::Verdict::kHealthy);
+
+  std::vector<std::string> lines;
+  {
+    std::FILE* in = std::fopen(log.c_str(), "r");
+    ASSERT_NE(in, nullptr);
+    char buf[8192];
+    while (std::fgets(buf, sizeof buf, in)) lines.emplace_back(buf);
+    std::fclose(in);
+  }
+  const fs::path cut = fs::path(::testing::TempDir()) / "epoch-evaluation-cut.log";
+  std::FILE* out = std::fopen(cut.c_str(), "w");
+  ASSERT_NE(out, nullptr);
+  int after = -1;
+  for (const auto& l : lines) {
+    std::fputs(l.c_str(), out);
+    if (l.find("Evaluating perplexity, Epoch 1/2") != std::string::npos) after = 0;
+    if (after >= 0 && ++after > 200) break;  // well into epoch 2, before its evaluation
+  }
+  std::fclose(out);
+  ASSERT_GT(after, 200);
+  TriageOptions cut_options;
+  cut_options.inputs = {cut.string()};
+  auto stalled = Triage(cut_options);
+  ASSERT_TRUE(stalled.ok());
+  EXPECT_EQ(stalled->verdict, report::Verdict::kStalled);
+  EXPECT_EQ(stalled->last_phase.value_or(""), "training");
+}
+
 TEST(ScanInputsTest, EventCapKeepsTheEarliestAcrossFiles) {
   Findings into;
   for (int file = 0; file < 3; ++file) {
