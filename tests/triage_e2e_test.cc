@@ -499,6 +499,29 @@ TEST_F(TriageE2eTest, SessionElevenPhaseMarksNameWhereAStalledJobWas) {
       << rloo["stall_hints"];
 }
 
+TEST_F(TriageE2eTest, SessionElevenRoundTwoPhaseMarksNameWhereAStalledJobWas) {
+  auto phase = [&](const std::string& name, const std::string& text) {
+    Write(name, text);
+    json j = json::parse(Triage("--json " + name).out);
+    EXPECT_EQ(j["verdict"], "stalled") << name;
+    return j["last_phase"].get<std::string>();
+  };
+  // SGLang's CudaGraphRunner lists the sizes it is about to capture, and a mid-2025 capture bar has no "bs=" yet:
+  // both are the capture (the scheduler never printed "Capture cuda graph begin" in this paste).
+  EXPECT_EQ(phase("sglang-bs.log", "[2025-06-26 09:47:18 DP0 TP0] Capture cuda graph bs [2, 4, 8, 16]\n"),
+            "cuda-graph-capture");
+  EXPECT_EQ(phase("sglang-bar.log",
+                  "Capturing batches (avail_mem=27.97 GB):   0%|          | 0/34 [00:00<?, ?it/s]\n"),
+            "cuda-graph-capture");
+  // verl's trainer building its colocated worker group: the workers are being placed, no model yet.
+  EXPECT_EQ(phase("verl.log",
+                  "(TaskRunner pid=934945) Total training steps: 11181\n"
+                  "(TaskRunner pid=934945) colocated worker base class <class 'verl.single_controller.base.worker.Worker'>\n"),
+            "distributed-init");
+  // Without the worker-group line the trainer's own set-up names no phase.
+  EXPECT_EQ(phase("verl-steps.log", "(TaskRunner pid=934945) Total training steps: 11181\n"), "process-start");
+}
+
 TEST_F(TriageE2eTest, OneProgressLineBelowItsTotalWithALossIsTheRunAtThatStep) {
   // counts_once (builtin progress.generic.step-of-total-with-metric): one line cannot rise, but a step of the
   // run's declared total with a loss on the line is training.
