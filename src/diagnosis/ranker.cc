@@ -544,6 +544,10 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   bool cancelled_by_launcher = false;
   const std::vector<bool> stopped = AfterStop(f, rules, multi_file, recovered, &r, &cancelled_by_launcher);
   std::optional<size_t> strong, weak, summary, summary_exit, summary_signal, cut_off;
+  // A consequence that reports a known error it caught (the NCCL watchdog's "Process group watchdog thread
+  // terminated with exception: CUDA error: an illegal memory access was encountered", a terminate's what()):
+  // when nothing else failed (a paste that holds only that report) the error it names is the best evidence.
+  std::optional<size_t> reported;
   std::optional<size_t> first_fatal;  // the earliest fatal one, when a known weak line came before it
   // A summary line that says a rank died of a signal ("exitcode  : -9", "exits with return code = -9",
   // "Signal 9 (SIGKILL) received by PID 7") names the rank that failed first; a peer's "connection
@@ -560,6 +564,12 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
         const bool says_how = events::IsStrong(ev[i].kind) && !ev[i].cut_off;
         if (says_how && !summary_exit) summary_exit = i;
         if (!summary_signal && RE2::PartialMatch(ev[i].message, kSignalDeath)) summary_signal = i;
+      } else if (!reported && events::IsStrong(ev[i].kind) && !ev[i].cut_off) {
+        const auto sig = FirstRuleOfKind(ev[i], rules, RuleKind::kSignature);
+        if (sig && !rules.rules()[*sig].generic && rules.rules()[*sig].explains.empty() &&
+            std::any_of(ev[i].matches.begin(), ev[i].matches.end(),
+                        [&](const auto& m) { return m.rule == *sig && m.line == ev[i].where.line; }))
+          reported = i;
       }
       continue;
     }
@@ -593,8 +603,14 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     // before torchrun's RuntimeError, then Slurm cancelling the step) leaves that fatal error the root.
     if (strong && !events::IsStrong(ev[*strong].kind)) strong = first_fatal;
   }
+  const bool only_reported = !strong && !weak && !summary && reported && !r.stop;
+  if (only_reported) strong = reported;
   if (strong) {
     r.root = strong;
+    if (only_reported)
+      r.why.push_back(fmt::format("no other error: the {} at {} is a consequence by its cascade rule, but it reports "
+                                  "a known error, the best evidence left",
+                                  events::EventKindName(ev[*strong].kind), Where(ev[*strong])));
     r.why.push_back(fmt::format("earliest {} in causal order ({} at {})",
                                 events::IsStrong(ev[*strong].kind) ? "fatal error" : "known error signature",
                                 events::EventKindName(ev[*strong].kind), Where(ev[*strong])));

@@ -418,6 +418,38 @@ TEST(RankerTest, AStepTheLauncherCancelledAfterATaskFailedIsNoStopFromOutside) {
   EXPECT_FALSE(Rank(f, *rules, false).root);
 }
 
+TEST(RankerTest, AConsequenceThatReportsAKnownErrorIsTheRootWhenNothingElseFailed) {
+  // A paste that holds only the NCCL watchdog's terminate (tests/real/sglang-pg-watchdog-what-illegal-memory-
+  // access-frames-partial-paste): "what():  [PG ID 2 ...] Process group watchdog thread terminated with
+  // exception: CUDA error: an illegal memory access was encountered". Its cascade rule makes it bookkeeping of
+  // the error it caught, and its line names that error (a signature): with nothing else, it is the root.
+  auto rules = TestRules();
+  Findings f;
+  Event what = Make(EventKind::kCxxTerminate, 1, "[PG ID 2] watchdog terminated: Duplicate GPU detected. See root cause above.");
+  what = WithRule(WithRule(what, 0), 2);  // t.see-above (cascade) and t.dup (a signature) on its own line
+  f.events.push_back(what);
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 1);
+  // Any other error, even a weak one, is the root instead: the report stays a consequence.
+  f.events.push_back(Make(EventKind::kErrorLog, 5, "ERROR something failed"));
+  r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 5);
+  f.events.pop_back();
+  // A consequence with no signature, or only a generic one, names nothing: no root.
+  f.events[0].matches.clear();
+  f.events[0] = WithRule(f.events[0], 0);
+  EXPECT_FALSE(Rank(f, *rules, false).root);
+  f.events[0] = WithRule(f.events[0], 3);
+  EXPECT_FALSE(Rank(f, *rules, false).root);
+  // Nor does a report before a stop from outside (a hang's noise).
+  f.events[0].matches.clear();
+  f.events[0] = WithRule(WithRule(f.events[0], 0), 2);
+  f.stops = {Stop(9)};
+  EXPECT_FALSE(Rank(f, *rules, false).root);
+}
+
 TEST(RankerTest, AChainedTracebackWhoseLaterExceptionIsTheStopIsTheStopItself) {
   // vLLM's collective_rpc: the queue's bare "TimeoutError" (line 22) is re-raised as "TimeoutError: RPC
   // call to execute_model timed out." (line 47), the stop; the chain's first exception is no fatal error

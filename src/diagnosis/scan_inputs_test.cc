@@ -313,6 +313,39 @@ TEST(ScanInputsTest, ALightningChildProcessTerminatedIsTheSummaryOfTheRanksOwnEr
   EXPECT_EQ(s.Root()->where.line, 2);
 }
 
+// DeepSpeed's launcher logs "Killing subprocess PID" (sigkill_handler, INFO) when a rank died, before its
+// "exits with return code = N": a paste that keeps only the former (tests/real/deepspeed-zero3-nvme-offload-
+// sigkill-handler-two-line-paste) still reports a failure there; with the return-code line after it, that line
+// (it says how the rank ended) is the root, and a rank's own error before both stays the root.
+TEST(ScanInputsTest, DeepSpeedsKillingSubprocessIsTheLaunchersSummaryOfADeadRank) {
+  const fs::path dir = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "deepspeed-zero3-nvme-offload-sigkill-handler-two-line-paste";
+  const RankedLog r = ScanAndRank(dir / "deepspeed.log");
+  ASSERT_NE(r.Root(), nullptr);
+  EXPECT_EQ(r.Root()->where.line, 2);
+  const fs::path more = fs::path(::testing::TempDir()) / "deepspeed-killing-then-exit.log";
+  std::FILE* out = std::fopen(more.c_str(), "w");
+  ASSERT_NE(out, nullptr);
+  std::fputs("[2024-01-22 16:50:49,553] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 1080504\n", out);
+  std::fputs("[2024-01-22 16:50:49,560] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python3', '-u', "
+             "'train.py', '--local_rank=0'] exits with return code = -9\n",
+             out);
+  std::fclose(out);
+  const RankedLog s = ScanAndRank(more);
+  ASSERT_NE(s.Root(), nullptr);
+  EXPECT_EQ(s.Root()->where.line, 2);
+  const fs::path own = fs::path(::testing::TempDir()) / "deepspeed-own-error-then-killing.log";
+  out = std::fopen(own.c_str(), "w");
+  ASSERT_NE(out, nullptr);
+  std::fputs("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    main()\n", out);
+  std::fputs("ValueError: bad batch size\n", out);
+  std::fputs("[2024-01-22 16:50:49,553] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 1080504\n", out);
+  std::fclose(out);
+  const RankedLog t = ScanAndRank(own);
+  ASSERT_NE(t.Root(), nullptr);
+  EXPECT_EQ(t.Root()->where.line, 4);
+}
+
 // sglang.bench_one_batch (tests/real) prints "Total. latency: ..." after its warm-up run and after its measured
 // run: the report is the run's end only when no "Benchmark ..." (batch work) of its process follows it. The whole
 // log is healthy; the same log cut after "Benchmark ..." (a hang in the measured run) is stalled at ready.

@@ -341,6 +341,15 @@ void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
   ps.lines_since_key = 0;
 }
 
+namespace {
+// "  what():  MESSAGE": the second line of a C++ terminate report (std::terminate's handler prints it
+// indented under "terminate called after throwing an instance of 'T'").
+bool StartsWithWhat(std::string_view msg) {
+  const size_t start = msg.find_first_not_of(" \t");
+  return start != std::string_view::npos && msg.substr(start, 7) == "what():";
+}
+}  // namespace
+
 void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
   const parse::ParsedLine& p = *line.parsed;
   std::string_view msg = p.message;
@@ -367,6 +376,17 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
     wait_for_more = true;  // what(): comes on the next line
   } else if ((line.structure & kTerminate) && Contains(msg, "terminate called")) {
     e.kind = EventKind::kCxxTerminate;
+  } else if ((line.structure & kTerminate) && StartsWithWhat(msg)) {
+    // A terminate's "  what():  MESSAGE" with no "terminate called after throwing ..." before it in this
+    // process: a paste (or a stream interleaved with another's) that starts at the what() line. It is the
+    // same uncaught C++ exception, only its type is lost: a fatal terminate whose message is the what() text
+    // (and goes on below: a CUDA error's hints, c10's "Exception raised from ...").
+    std::string_view what = msg.substr(msg.find("what():") + 7);
+    while (!what.empty() && (what.front() == ' ' || what.front() == '\t')) what.remove_prefix(1);
+    if (what.empty()) return;
+    e.kind = EventKind::kCxxTerminate;
+    e.message = TrimRight(what);
+    wait_for_more = true;
   } else if ((line.structure & kTerminate) && msg.substr(0, 8) == "thread '" && Contains(msg, "' panicked at ")) {
     // A Rust panic, the runtime's report of an uncaught one (std's default hook): "thread 'main' panicked at
     // 'MESSAGE', src/main.rs:4:5" before Rust 1.73, "thread 'main' panicked at src/main.rs:4:5:" and the

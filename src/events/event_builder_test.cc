@@ -157,6 +157,40 @@ TEST(EventBuilderTest, TerminateWithWhat) {
   EXPECT_EQ(h.events[0].where.line, 2);
 }
 
+// A paste (or an interleaved stream) that starts at a terminate's "  what():" line, without the "terminate
+// called after throwing an instance of 'T'" header: the same uncaught C++ exception, its type lost. It is a
+// fatal terminate event whose message is the what() text; the CUDA hints and c10's frames under it are its
+// context, no events of their own.
+TEST(EventBuilderTest, AWhatLineWithoutItsTerminateHeaderIsStillATerminate) {
+  Harness h;
+  h.Feed({
+      "  what():  [PG ID 2 PG GUID 3 Rank 1] Process group watchdog thread terminated with exception: CUDA "
+      "error: an illegal memory access was encountered",
+      "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+      "might be incorrect.",
+      "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+      "",
+      "Exception raised from c10_cuda_check_implementation at /pytorch/c10/cuda/CUDAException.cpp:43 (most "
+      "recent call first):",
+      "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f8416d6c1b6 in "
+      "/usr/local/lib/python3.10/dist-packages/torch/lib/libc10.so)",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].kind, EventKind::kCxxTerminate);
+  EXPECT_EQ(h.events[0].where.line, 1);
+  EXPECT_EQ(h.events[0].message.rfind("[PG ID 2 PG GUID 3 Rank 1] Process group watchdog", 0), 0u);
+  // With its header the what() line still completes that terminate, as before.
+  Harness full;
+  full.Feed({"terminate called after throwing an instance of 'c10::DistBackendError'",
+             "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread terminated"});
+  ASSERT_EQ(full.events.size(), 1u);
+  EXPECT_EQ(full.events[0].exception, "c10::DistBackendError");
+  // An empty what() says nothing; prose that quotes what() mid-line is no terminate.
+  Harness prose;
+  prose.Feed({"  what():", "the what() of the exception was logged"});
+  EXPECT_TRUE(prose.events.empty());
+}
+
 // A Rust panic (TGI's router and launcher, tokenizers): std's default hook prints "thread 'NAME' panicked at
 // FILE:LINE:COL:" and the message on the lines under it (Rust 1.73+), or "panicked at 'MESSAGE', FILE" on one
 // line before; either is the program's uncaught error, a fatal exception event whose message goes on below.
