@@ -520,6 +520,13 @@ TEST_F(TriageE2eTest, SessionElevenRoundTwoPhaseMarksNameWhereAStalledJobWas) {
             "distributed-init");
   // Without the worker-group line the trainer's own set-up names no phase.
   EXPECT_EQ(phase("verl-steps.log", "(TaskRunner pid=934945) Total training steps: 11181\n"), "process-start");
+  // DDP rebuilds its reducer buckets in the first training iteration's backward; a Ctrl-C after it (the elastic
+  // agent's "Received 2 death signal") stops a job that was training.
+  EXPECT_EQ(phase("ddp.log",
+                  "[2024-02-22 19:20:22,163][torch.nn.parallel.distributed][INFO] - Reducer buckets have been rebuilt "
+                  "in this iteration.\n"
+                  "WARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down workers\n"),
+            "training");
 }
 
 TEST_F(TriageE2eTest, OneProgressLineBelowItsTotalWithALossIsTheRunAtThatStep) {
