@@ -527,6 +527,17 @@ TEST_F(TriageE2eTest, SessionElevenRoundTwoPhaseMarksNameWhereAStalledJobWas) {
                   "in this iteration.\n"
                   "WARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down workers\n"),
             "training");
+  // Modal's start-up timeout ends a container that never got ready: like Slurm's time limit it is the failure,
+  // with the phase the job had reached.
+  Write("modal.log",
+        "May 01  14:39:00.751 | INFO 05-01 12:39:00 backends.py:579] Using cache directory: /root/.cache/vllm/"
+        "torch_compile_cache/71bb364cc9/rank_0 for vLLM's torch.compile\n"
+        "Runner failed with exception: Runner has been initializing for too long: 300 seconds\n");
+  json modal = json::parse(Triage("--json modal.log").out);
+  EXPECT_EQ(modal["verdict"], "failure");
+  EXPECT_EQ(modal["root_cause"]["line"], 2);
+  EXPECT_EQ(modal["root_cause"]["rule"], "modal.runner-startup-timeout");
+  EXPECT_EQ(modal["last_phase"], "torch-compile");
 }
 
 TEST_F(TriageE2eTest, OneProgressLineBelowItsTotalWithALossIsTheRunAtThatStep) {
