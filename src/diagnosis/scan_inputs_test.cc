@@ -346,6 +346,33 @@ TEST(ScanInputsTest, DeepSpeedsKillingSubprocessIsTheLaunchersSummaryOfADeadRank
   EXPECT_EQ(t.Root()->where.line, 4);
 }
 
+// pydantic's per-error line ("  Value error, MSG [type=value_error, input_value=..., input_type=...]") names the
+// rejected value: a paste that keeps only it still has its root there; under the whole ValidationError
+// (tests/real/vllm-serve-minicpm-v-modelconfig-validation-error-apiserver-prefix-mixed) the answer is unchanged,
+// the ValidationError event (line 3; the report points at its detail line).
+TEST(ScanInputsTest, APydanticErrorDetailLineAloneIsTheRoot) {
+  const fs::path dir = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "vllm-serve-minicpm-v-modelconfig-validation-error-apiserver-prefix-mixed";
+  const RankedLog whole = ScanAndRank(dir / "vllm.log");
+  ASSERT_NE(whole.Root(), nullptr);
+  EXPECT_EQ(whole.Root()->where.line, 3);
+  EXPECT_NE(whole.Root()->message.find("validation error for ModelConfig"), std::string::npos);
+  const fs::path only = fs::path(::testing::TempDir()) / "pydantic-detail-only.log";
+  std::FILE* out = std::fopen(only.c_str(), "w");
+  ASSERT_NE(out, nullptr);
+  std::fputs("(APIServer pid=2994609)   Value error, Expecting value: line 1 column 1 (char 0) [type=value_error, "
+             "input_value=ArgsKwargs((), {'model': ...rocessor_plugin': None}), input_type=ArgsKwargs]\n",
+             out);
+  std::fputs("(APIServer pid=2994609)     For further information visit "
+             "https://errors.pydantic.dev/2.12/v/value_error\n",
+             out);
+  std::fclose(out);
+  const RankedLog s = ScanAndRank(only);
+  ASSERT_NE(s.Root(), nullptr);
+  EXPECT_EQ(s.Root()->where.line, 1);
+  EXPECT_NE(s.Root()->message.find("Expecting value: line 1 column 1"), std::string::npos);
+}
+
 // sglang.bench_one_batch (tests/real) prints "Total. latency: ..." after its warm-up run and after its measured
 // run: the report is the run's end only when no "Benchmark ..." (batch work) of its process follows it. The whole
 // log is healthy; the same log cut after "Benchmark ..." (a hang in the measured run) is stalled at ready.
