@@ -48,6 +48,7 @@ class Scanner {
     confirmed_ = &block.confirmed;
     next_confirmed_ = 0;
     timed_from_ = 0;
+    time_before_block_ = last_time_;
     size_t next_run = 0;
     size_t next_redraw = 0;
     for (size_t index = 0; index < block.lines.size(); ++index) {
@@ -86,6 +87,7 @@ class Scanner {
       if (need_times_ && line_examined_) timed_from_ = prepared.end + 1;
       ++line_no;
     }
+    ResolveDeferredTimes();
     if (need_times_) ResolveTime(data.size());  // the next block cannot look back here
     timed_from_ = 0;
     block_ = {};
@@ -146,6 +148,7 @@ class Scanner {
           PhaseHit& ph = findings_->phases[line_reached_hit_];  // its latest mark (ranker: recovered errors)
           ph.last = LineInfo{file_, line_no, {}};
           ph.last_time = last_time_;
+          DeferTime(line_reached_hit_, line_no, offset + text.size());
         }
         return;
       }
@@ -281,6 +284,7 @@ class Scanner {
       PhaseHit& ph = findings_->phases[run_reached_[i - run.reached_begin]];
       ph.last = LineInfo{file_, first_no + (r.line - run.first), {}};
       ph.last_time = last_time_;
+      DeferTime(run_reached_[i - run.reached_begin], ph.last.line, block.lines[r.line].end);
     }
     if (run.last_full < 0) return true;
     if (need_times_) ResolveTime(block.lines[run.first].start);
@@ -383,6 +387,52 @@ class Scanner {
     }
     line_reached_hit_ = hit;
     return true;
+  }
+
+  // A line that only marks a phase again (a served request) is not parsed for its time as it passes, so
+  // its phase's last_time is the latest time known then: how stale depended on where the blocks began.
+  // With several inputs (times needed) the time is found when the block ends: the latest time a line of
+  // the block up to that line gives, else the one before the block. One entry per phase; a phase whose
+  // mark moved on by another path since has its time already.
+  struct DeferredTime {
+    size_t phase;
+    int64_t line;
+    size_t end;  // the offset of the line's '\n' in block_
+  };
+  void DeferTime(size_t phase, int64_t line, size_t end) {
+    if (!need_times_) return;
+    for (DeferredTime& d : deferred_times_) {
+      if (d.phase != phase) continue;
+      d.line = line;
+      d.end = end;
+      return;
+    }
+    deferred_times_.push_back({phase, line, end});
+  }
+  void ResolveDeferredTimes() {
+    for (const DeferredTime& d : deferred_times_) {
+      PhaseHit& ph = findings_->phases[d.phase];
+      if (ph.last.file != file_ || ph.last.line != d.line) continue;
+      ph.last_time = TimeUpTo(d.end);
+    }
+    deferred_times_.clear();
+  }
+  // The latest time a line of block_ that ends at or before `end` gives (the
+  // lines examined backwards), else the latest before the block.
+  parse::Timestamp TimeUpTo(size_t end) const {
+    size_t e = end + 1;  // one past the line's '\n'
+    while (e > 0) {
+      const size_t nl = e - 1;
+      const void* prev = nl > 0 ? memrchr(block_.data(), '\n', nl) : nullptr;
+      const size_t start = prev ? static_cast<size_t>(static_cast<const char*>(prev) - block_.data()) + 1 : 0;
+      std::string_view line = block_.substr(start, nl - start);
+      if (MayCarryTime(line)) {
+        parse::Timestamp t = parse::ParseLine(line).time;
+        if (t.valid) return t;
+      }
+      e = start;
+    }
+    return time_before_block_;
   }
 
   // Several inputs are ordered by time, and a line without its own time
@@ -703,6 +753,8 @@ class Scanner {
   size_t next_confirmed_ = 0;                                        // the first of them not before the current line
   size_t line_end_ = 0;                                              // the current line's end in block_
   size_t timed_from_ = 0;       // lines of block_ from here are not examined for time
+  parse::Timestamp time_before_block_;           // last_time_ when block_ began
+  std::vector<DeferredTime> deferred_times_;     // phases whose last_time waits for the block's end
   bool line_examined_ = false;  // the current line's time is in last_time_
 };
 
@@ -1253,6 +1305,11 @@ void PrepareOnScanThread(const rules::RuleSet& rules, const ScanThreadRules& whi
 // smaller than this.
 constexpr size_t kMaxReorderedBytes = size_t{256} << 20;
 
+size_t AutoBlockBytes() {
+  static const size_t bytes = std::thread::hardware_concurrency() <= 4 ? size_t{256} << 10 : size_t{1} << 20;
+  return bytes;
+}
+
 bool MayCarryTime(std::string_view line) {
   // Every timestamp the line parser reads holds a clock "HH:MM:SS"
   // (parse/line_parser.cc ClockAt; a unit test checks this on every golden
@@ -1279,7 +1336,7 @@ Status ScanInput(const input::InputFile& file, int file_index, bool need_times, 
   if (!source.ok()) return source.status();
   input::LineReaderOptions reader_options;
   reader_options.count_lines = false;
-  reader_options.block_bytes = tuning.block_bytes;
+  reader_options.block_bytes = tuning.block_bytes ? tuning.block_bytes : AutoBlockBytes();
   input::LineReader reader(std::move(*source), reader_options);
   Scanner scanner(file_index, need_times, rules, findings);
   scanner.set_runs_enabled(tuning.runs);

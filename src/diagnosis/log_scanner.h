@@ -29,14 +29,21 @@ Result<std::unique_ptr<rules::RuleSet>> BuildScanRuleSet(std::vector<rules::Rule
 // wrappers (may be null): the outer wrappers to detect and peel.
 // tuning: the block size and whether runs of plain and step lines are
 // applied at once (tests compare the walks; the result is the same).
+// The block size for this machine: 256 KiB up to 4 cores, 1 MiB above.
+// bench/triage (--mb 256, 3 runs): on 2 cores 256 KiB took 0.46-0.82x the
+// wall time of 1 MiB on single files (page faults were a fifth of a step
+// log's scan); on 16 cores it took 1.0-1.44x (rank-steps 1.44, vllm-phases
+// 1.27, .zst 1.27).
+size_t AutoBlockBytes();
+
 struct ScanTuning {
-  // A block's buffers (its lines, hits, parses, confirmations) are several
-  // times its bytes, and a pipeline holds one block per scan thread and two
-  // more: at 1 MiB the first touch of those pages (page faults) cost a fifth
-  // of a step log's scan on a 2-core VM, and the wall time was twice the
-  // CPU time's share; 256 KiB halves the faults and RSS (bench/triage: 0.5-0.8x
-  // the 1 MiB wall time on single files, the same on directories).
-  size_t block_bytes = 256 << 10;
+  // 0: chosen by the cores (AutoBlockBytes). A block's buffers (its lines,
+  // hits, parses, confirmations) are several times its bytes and a pipeline
+  // holds one block per scan thread and two more, so the block size trades
+  // first-touch page faults (small blocks win on few cores) against the
+  // hand-offs between scan threads and the serial walk (large blocks win on
+  // many).
+  size_t block_bytes = 0;
   bool runs = true;
   int64_t* runs_applied = nullptr;       // when set, counts the runs applied at once
   int64_t* step_runs_applied = nullptr;  // ... and those of them that moved training marks

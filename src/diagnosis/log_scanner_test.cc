@@ -184,6 +184,32 @@ TEST_F(RunWalkTest, RunsAtOnceEqualLineByLineAtEveryBlockSize) {
   EXPECT_GT(step_runs, 5) << "no run moved a training mark";
 }
 
+// The block size is the machine's choice (AutoBlockBytes: 256 KiB on few
+// cores, 1 MiB on many): every real log gives the same findings at both, the
+// times of phase marks included (a served request's line is not parsed for its
+// time as it passes: Scanner::DeferTime).
+TEST_F(RunWalkTest, FindingsDoNotDependOnTheBlockSizeTheMachineChooses) {
+  const std::vector<input::InputFile> files = RealLogs();
+  ASSERT_GT(files.size(), 200u);
+  size_t cut = 0;  // logs the smaller block size cuts into several blocks
+  for (const auto& file : files) {
+    ScanTuning at_256k;
+    at_256k.block_bytes = size_t{256} << 10;
+    ScanTuning at_1m;
+    at_1m.block_bytes = size_t{1} << 20;
+    for (bool need_times : {false, true}) {
+      Findings small, large;
+      ASSERT_TRUE(ScanInput(file, 0, need_times, *rules_, wrappers_, &small, at_256k).ok()) << file.path;
+      ASSERT_TRUE(ScanInput(file, 0, need_times, *rules_, wrappers_, &large, at_1m).ok()) << file.path;
+      EXPECT_EQ(Describe(small), Describe(large)) << file.path << " times " << need_times;
+    }
+    cut += fs::file_size(file.path) > at_256k.block_bytes;
+  }
+  EXPECT_GT(cut, 3u) << "no log spans two 256 KiB blocks: the test compares nothing";
+  const size_t auto_bytes = AutoBlockBytes();
+  EXPECT_TRUE(auto_bytes == (size_t{256} << 10) || auto_bytes == (size_t{1} << 20)) << auto_bytes;
+}
+
 // Gated rules (rules::RuleSet::GateLiterals: training marks and progress
 // counters, found by their literals and confirmed by RE2) leave exactly the
 // Findings of the scan that matches them in Hyperscan, on every real and
