@@ -93,12 +93,22 @@ def rendezvous(port):
         conn.recv(1)  # a peer that connects but never speaks keeps us here
 
 
-def read_weights(path, rate, size):
-    if not os.path.exists(path):
+def write_weights(path, size):
+    # Written before the log is replayed: on a machine busy writing, the
+    # kernel can park this writer for seconds (dirty-page throttling), asleep
+    # with no weight file read, after the log's last line, when the stall clock
+    # runs; a stall test then saw a sleeper, not a slow reader.
+    if path and not os.path.exists(path):
         with open(path, "wb") as f:
             chunk = b"\0" * (1 << 20)
             for _ in range(size >> 20):
                 f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def read_weights(path, rate, size):
+    write_weights(path, size)
     chunk = 64 * 1024
     with open(path, "rb") as f:
         while f.read(chunk):
@@ -140,6 +150,8 @@ def main():
     p.add_argument("--startup-delay", type=float, default=0.0)
     args, _ = p.parse_known_args()  # a stand-in accepts the real program's flags too
     time.sleep(args.startup_delay)
+    if args.then == "read-weights":
+        write_weights(args.weights, args.size)
     replay(args.replay, args.lines, args.delay)
     if args.then in ("exit", "crash"):
         sys.exit(args.exit_code if args.exit_code is not None else (1 if args.then == "crash" else 0))
