@@ -902,6 +902,23 @@ TEST_F(TriageE2eTest, AStopsTracebackFramesSayWhereTheStoppedProcessWas) {
   EXPECT_NE(bad.err.find("reads interrupted frames"), std::string::npos) << bad.err;
 }
 
+TEST_F(TriageE2eTest, SlurmstepdsExecveFailureIsTheRootNotSrunsExitSummary) {
+  // slurmstepd could not exec the task's command (src/slurmd/slurmstepd/mgr.c: error("execve(): %s: %m")):
+  // that is why the task "exited with code 2"; srun's summary after it is a consequence
+  // (tests/real/slurm-srun-torchrun-mahti-module-execve-torchrun-no-such-file-exit-code-2).
+  Write("slurm.out",
+        "The following have been reloaded with a version change:\n"
+        "  1) gcc/11.2.0 => gcc/9.4.0\n"
+        "\n"
+        "slurmstepd: error: execve(): torchrun: No such file or directory\n"
+        "srun: error: g1301: task 0: Exited with exit code 2\n"
+        "srun: launch/slurm: _step_signal: Terminating StepId=3022331.0\n");
+  json j = json::parse(Triage("--json slurm.out").out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 4);
+  EXPECT_EQ(j["root_cause"]["rule"], "slurm.task-execve-failed");
+}
+
 TEST_F(TriageE2eTest, UnknownErrorIsStillFoundByStructure) {
   Write("novel.log",
         "INFO all good\n"
