@@ -93,6 +93,7 @@ struct Pending {
   HttpRequest req;
   bool too_large = false;
   bool set_cookie = false;
+  std::function<void(bool)> on_done;
 };
 
 class Server : public HttpServer {
@@ -201,8 +202,10 @@ class Server : public HttpServer {
     return MHD_YES;
   }
 
-  static void Completed(void*, MHD_Connection*, void** req_cls, MHD_RequestTerminationCode) {
-    delete static_cast<Pending*>(*req_cls);
+  static void Completed(void*, MHD_Connection*, void** req_cls, MHD_RequestTerminationCode code) {
+    auto* p = static_cast<Pending*>(*req_cls);
+    if (p && p->on_done) p->on_done(code == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+    delete p;
     *req_cls = nullptr;
   }
 
@@ -320,6 +323,7 @@ class Server : public HttpServer {
                    false);
     }
     HttpResponse r = options_.handler ? options_.handler(p->req) : HttpResponse::Error(404, "not found");
+    p->on_done = std::move(r.on_done);
     return Queue(c, std::move(r), p->set_cookie);
   }
 

@@ -47,6 +47,10 @@ struct HttpResponse {
   // to send, "" for nothing now (the connection waits for the next wake), or
   // nullopt to end the stream. Called on a server thread; must not block.
   std::function<std::optional<std::string>()> stream;
+  // Called once on a server thread when the exchange ends: true when the
+  // whole response was handed to the socket, false when the connection ended
+  // first (a client that gave up, Stop()). Must not block.
+  std::function<void(bool sent)> on_done;
 
   static HttpResponse Json(int status, std::string body);
   static HttpResponse Error(int status,

@@ -13,61 +13,18 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
+
+#include "web/test_http_client.h"
 
 namespace faultline::web {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int Connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-void SendAll(int fd, const std::string& s) {
-  size_t off = 0;
-  while (off < s.size()) {
-    ssize_t n = send(fd, s.data() + off, s.size() - off, MSG_NOSIGNAL);
-    if (n <= 0) return;
-    off += static_cast<size_t>(n);
-  }
-}
-
-// Reads until `until` appears, the peer closes, or `timeout_ms` passes.
-std::string ReadUntil(int fd, const std::string& until, int timeout_ms) {
-  std::string out;
-  auto end = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (Clock::now() < end && out.find(until) == std::string::npos) {
-    pollfd p{fd, POLLIN, 0};
-    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()).count());
-    if (poll(&p, 1, std::max(left, 1)) <= 0) continue;
-    char buf[4096];
-    ssize_t n = recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
-}
-
-// One request on a fresh connection; the whole answer (Connection: close).
-std::string Get(int port, const std::string& path, const std::string& host = "127.0.0.1", int timeout_ms = 5000) {
-  int fd = Connect(port);
-  if (fd < 0) return "";
-  SendAll(fd, "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n");
-  std::string r = ReadUntil(fd, "\x01never", timeout_ms);
-  close(fd);
-  return r;
-}
+using namespace test_http;
 
 int StatusOf(const std::string& response) {
   if (response.rfind("HTTP/1.", 0) != 0 || response.size() < 12) return 0;
@@ -273,4 +230,44 @@ TEST(HttpServerTest, AnIdleConnectionTimesOut) {
 }
 
 }  // namespace
+TEST(HttpServerTest, OnDoneSaysWhetherTheWholeResponseWasSent) {
+  std::mutex mu;
+  std::vector<bool> done;
+  HttpServerOptions o;
+  o.handler = [&](const HttpRequest& req) {
+    HttpResponse r;
+    r.content_type = "text/plain";
+    // Far more than the socket buffers hold: a client that never reads makes the send fail.
+    r.body.assign(req.path == "/big" ? (64u << 20) : 10u, 'x');
+    r.on_done = [&](bool sent) {
+      std::lock_guard<std::mutex> lock(mu);
+      done.push_back(sent);
+    };
+    return r;
+  };
+  auto s = StartEcho(std::move(o));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(StatusOf(Get(s->port(), "/small")), 200);
+  auto count = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return done.size();
+  };
+  for (int i = 0; i < 200 && count() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(done, std::vector<bool>{true});
+  }
+
+  int fd = Connect(s->port());
+  ASSERT_GE(fd, 0);
+  SendAll(fd, "GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  ReadUntil(fd, "HTTP/1.1 200", 2000);  // the answer has begun; the rest stays unread
+  linger l{1, 0};                       // close with a reset, as a scrape that timed out does
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+  close(fd);
+  for (int i = 0; i < 500 && count() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(done, (std::vector<bool>{true, false}));
+}
+
 }  // namespace faultline::web

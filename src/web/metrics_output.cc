@@ -52,12 +52,22 @@ class OutputImpl : public MetricsOutput {
         res.body = "faultline metrics: /metrics\n";
         return res;
       }
-      res.body = metrics_.Render();
+      bool after_end;
       {
         std::lock_guard<std::mutex> lock(mu_);
         ++scrapes_;
+        after_end = finishing_;
       }
-      scraped_.notify_all();
+      res.body = metrics_.Render();
+      if (after_end) {
+        res.on_done = [this](bool sent) {
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            if (sent) ++final_scrapes_sent_;
+          }
+          scraped_.notify_all();
+        };
+      }
       return res;
     };
     auto server = web::HttpServer::Start(std::move(o));
@@ -93,10 +103,15 @@ class OutputImpl : public MetricsOutput {
   void Finish(double linger_seconds) override {
     if (!dir_.empty()) WriteTextfile();
     if (!server_) return;
+    // Done when a scrape that began after the last Apply() has been sent in
+    // full: one already rendering when the run ended still shows the state
+    // before the end, and stopping the server the moment a handler returns
+    // would cut its response off (Prometheus records a failed scrape, and the
+    // death never shows before the series go stale).
     std::unique_lock<std::mutex> lock(mu_);
+    finishing_ = true;
     if (scrapes_ > 0 && linger_seconds > 0) {
-      int64_t seen = scrapes_;
-      scraped_.wait_for(lock, std::chrono::duration<double>(linger_seconds), [&] { return scrapes_ > seen; });
+      scraped_.wait_for(lock, std::chrono::duration<double>(linger_seconds), [&] { return final_scrapes_sent_ > 0; });
     }
     lock.unlock();
     Stop();
@@ -134,6 +149,8 @@ class OutputImpl : public MetricsOutput {
   std::mutex mu_;
   std::condition_variable scraped_;
   int64_t scrapes_ = 0;
+  bool finishing_ = false;
+  int64_t final_scrapes_sent_ = 0;
 };
 
 }  // namespace

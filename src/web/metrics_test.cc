@@ -5,10 +5,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 #include "web/metrics_output.h"
+#include "web/test_http_client.h"
 
 namespace faultline::metrics {
 namespace {
@@ -190,4 +195,43 @@ TEST(MetricsTest, MalformedRecordsAreSafe) {
 }
 
 }  // namespace
+// Finish() keeps /metrics up until a scrape that began after the end has been
+// sent in full, so Prometheus records the death before the series go stale;
+// it does not wait for one when nobody ever scraped.
+TEST(MetricsTest, FinishServesTheEndToOneMoreScrapeThenStops) {
+  std::ostringstream printed;
+  std::vector<json> records = RunRecords();
+  // Several rounds: stopping the server the moment the last handler returned
+  // cut that answer off now and then (a race with the sending thread).
+  for (int round = 0; round < 10; ++round) {
+    auto out = MetricsOutput::Start("127.0.0.1:0", "", TestIdentity(), printed);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    MetricsOutput &m = **out;
+    for (size_t i = 0; i < 3; ++i) m.Apply(records[i]);
+    std::string before = web::test_http::Get(m.port(), "/metrics");
+    EXPECT_NE(before.find("state=\"running\"} 1"), std::string::npos) << before;
+    for (size_t i = 3; i < records.size(); ++i) m.Apply(records[i]);
+
+    std::atomic<bool> finished{false};
+    std::thread finisher([&] {
+      m.Finish(30);
+      finished = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(round == 0 ? 300 : 20));
+    EXPECT_FALSE(finished) << "Finish returned before anyone saw the end";
+    std::string after = web::test_http::Get(m.port(), "/metrics");
+    EXPECT_NE(after.find("state=\"died\"} 1"), std::string::npos) << "round " << round << ": " << after;
+    for (int i = 0; i < 500 && !finished; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(finished) << "Finish still lingers after the end was scraped";
+    finisher.join();
+    EXPECT_LT(web::test_http::Connect(m.port()), 0) << "the endpoint still accepts after Finish";
+  }
+
+  auto never = MetricsOutput::Start("127.0.0.1:0", "", TestIdentity(), printed);
+  ASSERT_TRUE(never.ok());
+  auto t0 = std::chrono::steady_clock::now();
+  (*never)->Finish(30);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
+
 }  // namespace faultline::metrics
