@@ -499,6 +499,50 @@ TEST_F(TriageE2eTest, SessionElevenPhaseMarksNameWhereAStalledJobWas) {
       << rloo["stall_hints"];
 }
 
+TEST_F(TriageE2eTest, SessionTwelveHangsTrainingCountersWeightBarsAndRedrawnWrappers) {
+  auto triage = [&](const std::string& name, const std::string& text) {
+    Write(name, text);
+    return json::parse(Triage("--json " + name).out);
+  };
+  // A script's own per-batch line with a loss ("ep: 0, batch: 260, ... loss: 8.39") counts the run's batches.
+  json batch = triage("batch.log",
+                      "ep: 0, batch: 20, time: 9.17, ntokens: 485.20/513, loss: 10.984375\n"
+                      "ep: 0, batch: 40, time: 8.38, ntokens: 431.70/513, loss: 10.976562\n");
+  EXPECT_EQ(batch["verdict"], "stalled");
+  EXPECT_EQ(batch["last_phase"], "training");
+  // A bracketed N/M counter with more fields inside the brackets ("[7008/7010 Srno: 2 (100%)]") and a loss.
+  json bracket = triage("bracket.log",
+                        "Train Epoch: 0 [7007/7010 Srno: 1 (100%)]\tLoss: 0.207433\n"
+                        "Train Epoch: 0 [7008/7010 Srno: 0 (100%)]\tLoss: 0.298333\n"
+                        "Train Error: Avg loss: 0.232530 \n");
+  EXPECT_EQ(bracket["verdict"], "stalled");
+  EXPECT_EQ(bracket["last_phase"], "training");
+  // Bars named after the tensor being loaded are weight loading; their "name: " is no pdsh host prefix.
+  std::string bars;
+  for (int i = 0; i < 8; ++i)
+    bars += "mlp1." + std::to_string(i) + ".weight:  " + std::to_string(10 * i) + "%|#   | " + std::to_string(i) +
+            "/12 [00:00<00:00, 1929.30w/s, dev=1]\n";
+  json weights = triage("weights.log", bars);
+  EXPECT_EQ(weights["verdict"], "stalled");
+  EXPECT_EQ(weights["last_phase"], "weight-loading");
+  EXPECT_EQ(weights["inputs"][0].value("wrappers", ""), "");
+  // A wrapper's prefix starts the raw line; a bar's '\r' redraws after it hide it in the cleaned line. The
+  // wrapper is still read from the raw lines, so the traceback below is peeled and read as one.
+  std::string wrapped;
+  for (int i = 0; i < 10; ++i)
+    wrapped += "worker-1  |  " + std::to_string(i) + "%|#   | " + std::to_string(i) + "/100 [00:01<00:10]\r " +
+               std::to_string(i) + "%|#   | " + std::to_string(i) + "/100 [00:01<00:10]\n";
+  wrapped += "worker-1  | {'loss': 0.5082, 'grad_norm': 1.73, 'learning_rate': 6.99e-05, 'epoch': 0.05}\n"
+             "worker-1  | Traceback (most recent call last):\n"
+             "worker-1  |   File \"train.py\", line 745, in <module>\n"
+             "worker-1  |     trainer.train()\n"
+             "worker-1  | KeyboardInterrupt\n";
+  json redrawn = triage("redrawn.log", wrapped);
+  EXPECT_EQ(redrawn["inputs"][0].value("wrappers", ""), "docker-compose");
+  EXPECT_EQ(redrawn["verdict"], "stalled");
+  EXPECT_EQ(redrawn["last_phase"], "training");
+}
+
 TEST_F(TriageE2eTest, SessionElevenRoundTwoPhaseMarksNameWhereAStalledJobWas) {
   auto phase = [&](const std::string& name, const std::string& text) {
     Write(name, text);

@@ -105,11 +105,34 @@ bool BlockPipeline::Read(ScannedBlock* out) {
     // The wrappers a file wears show on its first lines. A first block can be
     // a single line (the reader hands over what it has when the data ends at a
     // newline), so the sample grows over blocks until it is large enough.
-    std::string_view rest = out->data;
+    // A wrapper writes its prefix at the start of each raw line; a progress bar's '\r' redraws after it
+    // overwrite it in the cleaned line ("worker-1  | 10%|█ ...\r 20%|██ ..." cleans to " 20%|██ ..."). So each
+    // sample line is the raw line's text before its first '\r', cleaned, when that holds anything but
+    // blanks (the cleaned line otherwise: a bare bar that starts with its own '\r').
+    std::string_view rest = block.data;
+    std::string seg_clean;
     while (!rest.empty() && sample_.size() < kSampleLines) {
       size_t nl = rest.find('\n');
-      std::string_view l = rest.substr(0, nl);
-      if (!l.empty()) sample_.emplace_back(l);
+      std::string_view raw = rest.substr(0, nl);
+      const size_t cr = raw.find('\r');
+      std::string_view seg = raw.substr(0, cr);
+      if (cr != std::string_view::npos && seg.find_first_not_of(" \t") != std::string_view::npos) {
+        seg_clean.clear();
+        if (input::NeedsCleaning(seg)) {
+          input::CleanLineInto(seg, &seg_clean);
+        } else {
+          seg_clean.assign(seg);
+        }
+        if (!seg_clean.empty()) sample_.emplace_back(seg_clean);
+      } else if (!raw.empty()) {
+        if (input::NeedsCleaning(raw)) {
+          seg_clean.clear();
+          input::CleanLineInto(raw, &seg_clean);
+          if (!seg_clean.empty()) sample_.emplace_back(seg_clean);
+        } else {
+          sample_.emplace_back(raw);
+        }
+      }
       rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     }
     std::vector<std::string_view> views(sample_.begin(), sample_.end());

@@ -4,6 +4,7 @@
 #include <re2/re2.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "input/line_cleaner.h"
 #include "parse/prefix_learner.h"
@@ -158,6 +159,24 @@ bool WrapperSet::PeelOne(size_t layer, std::string_view line, std::string* scrat
   return true;
 }
 
+// A wrapper names where a line came from (a host, a pod, a service, a rank): its identity repeats over
+// the lines each source writes. When most of the lines a spec peels name a different identity each, the
+// "prefix" is the lines' own text: tqdm bars whose description is the tensor being loaded ("mlp1.0.bias:
+// 8%|...", "language_model.model.layers.47.ffn_norm.weight:  75%|...") read as pdsh's "HOST: ".
+static bool IdentitiesMostlyDistinct(const WrapperSet& set, size_t layer, const std::vector<std::string_view>& lines) {
+  std::set<std::string> distinct;
+  size_t peeled = 0;
+  for (auto l : lines) {
+    Captures caps;
+    std::string scratch, earlier;
+    std::string_view inner;
+    if (!set.PeelOne(layer, l, &scratch, &inner, &caps, &earlier)) continue;
+    ++peeled;
+    distinct.insert(RenderIdentity(set.specs()[layer].identity, caps));
+  }
+  return peeled >= 6 && distinct.size() * 2 > peeled;
+}
+
 WrapperStack WrapperSet::Detect(const std::vector<std::string_view>& first_lines) const {
   WrapperStack stack;
   stack.set_ = this;
@@ -192,6 +211,7 @@ WrapperStack WrapperSet::Detect(const std::vector<std::string_view>& first_lines
       }
       if (hopeless) continue;
       if (hits == 0 || static_cast<double>(hits) < needed) continue;
+      if (!specs_[i].identity.empty() && hits >= 6 && IdentitiesMostlyDistinct(*this, i, lines)) continue;
       if (hits > best_hits || (hits == best_hits && peeled > best_peeled))
         best = i, best_hits = hits, best_peeled = peeled;
     }

@@ -233,4 +233,28 @@ TEST(WrapperLoaderTest, BadWrapperFilesAreRefusedWithFileAndLine) {
 }
 
 }  // namespace
+// A host prefix repeats: pdsh's "HOST: " names the few nodes the lines come from. tqdm bars whose description is
+// the tensor being loaded (lmdeploy's TurboMind export: "mlp1.0.bias:   8%|...", each line another tensor) match
+// the same shape, but every line names another "host": no wrapper, the lines are the job's own.
+TEST(WrapperLoaderTest, APrefixThatNamesAnotherSourceOnEveryLineIsNoWrapper) {
+  auto set = Builtin();
+  const std::vector<std::string> bars = {
+      "mlp1.0.bias:   0%|          | 0/12 [00:00<?, ?w/s, dev=1]",
+      "mlp1.0.weight:   8%|#         | 1/12 [00:00<00:00, 1929.30w/s, dev=1]",
+      "mlp1.1.bias:  17%|#         | 2/12 [00:00<00:00, 2973.63w/s, dev=1]  ",
+      "mlp1.1.weight:  25%|##        | 3/12 [00:00<00:00, 3777.52w/s, dev=1]",
+      "mlp1.3.bias:  33%|###       | 4/12 [00:00<00:00, 152.38w/s, dev=1]   ",
+      "mlp1.3.weight:  42%|####      | 5/12 [00:00<00:00, 187.57w/s, dev=1]",
+      "language_model.model.layers.47.attention_norm.weight:  50%|#####     | 6/12 [00:00<00:00, 142.96w/s, dev=cpu]",
+      "language_model.model.layers.47.ffn_norm.weight:  75%|#######   | 9/12 [00:00<00:00, 212.27w/s, dev=cpu]",
+  };
+  EXPECT_EQ(DetectOn(*set, bars).Describe(), "");
+  // The same number of lines from two hosts stays a host prefix.
+  std::vector<std::string> pdsh;
+  for (int i = 0; i < 8; ++i)
+    pdsh.push_back(fmt::format("gpu-node-{}: [2025-05-09 15:14:59,123] [INFO] [launch.py:256:main] process {} spawned",
+                               i % 2, 1234 + i));
+  EXPECT_EQ(DetectOn(*set, pdsh).Describe(), "host-prefix");
+}
+
 }  // namespace faultline::rules
