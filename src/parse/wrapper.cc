@@ -65,6 +65,60 @@ std::string JsonText(const nlohmann::json& v) {
   return {};
 }
 
+// json_line: "{time} {level} [{span}: ]{target}: {line}": a placeholder is its capture's value; a
+// bracketed group is printed only when every placeholder in it has a value.
+std::string RenderLine(std::string_view tmpl, const Captures& caps) {
+  std::string out, group;
+  bool in_group = false, group_ok = true;
+  for (size_t i = 0; i < tmpl.size(); ++i) {
+    const char c = tmpl[i];
+    std::string& dst = in_group ? group : out;
+    if (c == '[' && !in_group) {
+      in_group = true, group_ok = true, group.clear();
+    } else if (c == ']' && in_group) {
+      if (group_ok) out += group;
+      in_group = false;
+    } else if (c == '{') {
+      const size_t close = tmpl.find('}', i);
+      if (close == std::string_view::npos) {
+        dst.append(tmpl.substr(i));
+        break;
+      }
+      std::string_view value = Lookup(caps, tmpl.substr(i + 1, close - i - 1));
+      if (value.empty()) group_ok = false;
+      dst.append(value);
+      i = close;
+    } else {
+      dst.push_back(c);
+    }
+  }
+  return out;
+}
+
+// A field of a record: a dotted path into nested objects ("span.rank"), the
+// first of "a|b" alternatives that the record holds; null when none.
+const nlohmann::json* FindField(const nlohmann::json& record, std::string_view spec) {
+  while (true) {
+    const size_t bar = spec.find('|');
+    std::string_view path = spec.substr(0, bar);
+    const nlohmann::json* node = &record;
+    while (node && !path.empty()) {
+      const size_t dot = path.find('.');
+      const std::string key(path.substr(0, dot));
+      if (!node->is_object()) {
+        node = nullptr;
+        break;
+      }
+      auto it = node->find(key);
+      node = it == node->end() ? nullptr : &*it;
+      path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
+    }
+    if (node && node != &record) return node;
+    if (bar == std::string_view::npos) return nullptr;
+    spec = spec.substr(bar + 1);
+  }
+}
+
 int RankOf(std::string_view s) {
   if (s.empty() || s.size() > 6) return -1;
   int v = 0;
@@ -134,10 +188,14 @@ bool WrapperSet::PeelOne(size_t layer, std::string_view line, std::string* scrat
   if (line.empty() || line.front() != '{' || line.back() != '}') return false;
   nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (record.is_discarded() || !record.is_object()) return false;
-  auto it = record.find(spec.json_field);
-  if (it == record.end()) return false;
-  *scratch = JsonText(*it);
-  while (!scratch->empty() && (scratch->back() == '\n' || scratch->back() == '\r')) scratch->pop_back();
+  const nlohmann::json* field = FindField(record, spec.json_field);
+  if (!field) return false;
+  *scratch = JsonText(*field);
+  // A rebuilt line keeps the message's own line ends until it is rendered: the text formatter prints the
+  // event's fields after them (TGI's " rank=0" under a shard's stderr dump).
+  if (spec.json_line.empty()) {
+    while (!scratch->empty() && (scratch->back() == '\n' || scratch->back() == '\r')) scratch->pop_back();
+  }
   // The record's text was escaped (colour codes as \u001b) when the file was
   // cleaned: clean it now, so that the layer under it (TGI's own time stamp,
   // a compose prefix) is detected and peeled on text, not colour codes.
@@ -146,14 +204,22 @@ bool WrapperSet::PeelOne(size_t layer, std::string_view line, std::string* scrat
     input::CleanLineInto(*scratch, &cleaned, earlier);
     *scratch = std::move(cleaned);
   }
-  if (captures) {
-    for (const auto& [capture, field] : spec.json_captures) {
-      auto f = record.find(field);
-      if (f != record.end()) {
+  if (captures || !spec.json_line.empty()) {
+    Captures fields;
+    for (const auto& [capture, name] : spec.json_captures) {
+      if (const nlohmann::json* f = FindField(record, name)) {
         std::string v = JsonText(*f);
-        if (!v.empty()) captures->emplace_back(capture, std::move(v));
+        if (!v.empty()) fields.emplace_back(capture, std::move(v));
       }
     }
+    if (!spec.json_line.empty()) {
+      // The line as the logger's text format prints it, rebuilt from the record.
+      Captures with_line = fields;
+      with_line.emplace_back("line", *scratch);
+      *scratch = RenderLine(spec.json_line, with_line);
+      while (!scratch->empty() && (scratch->back() == '\n' || scratch->back() == '\r')) scratch->pop_back();
+    }
+    if (captures) captures->insert(captures->end(), fields.begin(), fields.end());
   }
   *inner = *scratch;
   return true;

@@ -42,8 +42,16 @@ struct WrapperSpec {
   std::string pattern;
   // JSON-record form: each line is a JSON object; `json_field` holds the
   // line; other fields become captures (json_captures: capture <- field).
+  // A field may be a dotted path into nested objects ("fields.message") and
+  // may list alternatives tried in order ("fields.message|message").
   std::string json_field;
   std::vector<std::pair<std::string, std::string>> json_captures;
+  // JSON-record form only: the line rebuilt from the record, a template over
+  // the captures and {line} (json_field's text); a bracketed group
+  // ("[{span}: ]") is printed only when all its placeholders have values. A logger
+  // that writes JSON instead of text (Rust tracing-subscriber's json())
+  // then reads as its own text format. Empty: the field's text alone.
+  std::string json_line;
   // The identity the wrapper gives a line, a template over captures
   // ("{service}", "task {task}"); empty parts and their separators drop out.
   std::string identity;

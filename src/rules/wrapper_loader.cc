@@ -31,7 +31,7 @@ Result<parse::WrapperSpec> ParseWrapper(const YAML::Node& node, const std::strin
   std::string where = fmt::format("{}:{}", name, node.Mark().line + 1);
   if (!node.IsMap()) return Status::InvalidArgument(where + ": a wrapper must be a mapping");
   static const std::set<std::string> kKnownKeys = {"id",       "description", "pattern", "json_field", "json_captures",
-                                                   "identity", "rank",        "samples", "min_share"};
+                                                   "json_line", "identity",    "rank",    "samples",    "min_share"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -50,6 +50,10 @@ Result<parse::WrapperSpec> ParseWrapper(const YAML::Node& node, const std::strin
     if (!caps.IsMap()) return Status::InvalidArgument(where + ": json_captures maps capture names to fields");
     for (const auto& kv : caps)
       spec.json_captures.emplace_back(kv.first.as<std::string>(), kv.second.as<std::string>());
+  }
+  spec.json_line = Scalar(node, "json_line");
+  if (!spec.json_line.empty() && spec.json_field.empty()) {
+    return Status::InvalidArgument(where + ": json_line needs json_field (it rebuilds a JSON record's line)");
   }
   spec.identity = Scalar(node, "identity");
   spec.rank_capture = Scalar(node, "rank");

@@ -88,6 +88,30 @@ TEST(WrapperLoaderTest, JsonRecordsAreDecoded) {
             "not json");  // a stray line is left as it is
 }
 
+// Rust tracing-subscriber JSON events (TGI --json-output; these lines are from a real TGI 1.2 log under
+// `oc logs`): the line is rebuilt in tracing's text layout, nested "fields.message" or flattened
+// "message", with the span name, the file:line the router names and no part left dangling when absent.
+TEST(WrapperLoaderTest, RustTracingJsonEventsReadAsTracingsTextLayout) {
+  auto set = Builtin();
+  std::vector<std::string> lines = {
+      R"({"timestamp":"2024-02-21T05:09:46.815155Z","level":"INFO","fields":{"message":"Starting download process."},"target":"text_generation_launcher","span":{"name":"download"},"spans":[{"name":"download"}]})",
+      R"({"timestamp":"2024-02-21T05:09:51.984862Z","level":"INFO","fields":{"message":"Download: [1/1] -- ETA: 0\n"},"target":"text_generation_launcher"})",
+      R"({"timestamp":"2024-02-21T05:09:56.424576Z","level":"WARN","fields":{"message":"Could not import Mistral model: GPU with CUDA capability 7 0 is not supported\n"},"target":"text_generation_launcher"})",
+      R"({"timestamp":"2024-02-21T05:10:01.304586Z","level":"INFO","message":"Connected","target":"text_generation_router","filename":"router/src/main.rs","line_number":247})"};
+  parse::WrapperStack stack = DetectOn(*set, lines);
+  ASSERT_EQ(stack.Describe().rfind("rust-tracing-json", 0), 0u) << stack.Describe();
+  std::string scratch;
+  EXPECT_EQ(std::string(stack.Peel(lines[3], &scratch).inner),
+            "INFO text_generation_router: router/src/main.rs:247: Connected");
+  EXPECT_EQ(std::string(stack.Peel(lines[0], &scratch).inner),
+            "INFO download: text_generation_launcher: Starting download process.");
+  EXPECT_EQ(std::string(stack.Peel(lines[2], &scratch).inner),
+            "WARN text_generation_launcher: Could not import Mistral model: GPU with CUDA capability 7 0 is not "
+            "supported");
+  // Not every JSON object is a tracing event.
+  EXPECT_TRUE(DetectOn(*set, {R"({"loss": 2.31, "step": 10})", R"({"loss": 2.29, "step": 11})"}).empty());
+}
+
 // A progress bar the job redrew with '\r' inside one record: the decoded text keeps its last state, and
 // the bar's first state comes with it (the scanner reads it first, so that the counter rises).
 TEST(WrapperLoaderTest, ARedrawnBarInsideAJsonRecordKeepsItsFirstState) {
