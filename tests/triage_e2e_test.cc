@@ -963,6 +963,31 @@ TEST_F(TriageE2eTest, SlurmstepdsExecveFailureIsTheRootNotSrunsExitSummary) {
   EXPECT_EQ(j["root_cause"]["rule"], "slurm.task-execve-failed");
 }
 
+TEST_F(TriageE2eTest, AWatchdogThatFoundACudaErrorIsTheRootNotAFollowUp) {
+  // The NCCL watchdog polled its work and found the device fault (C10_CUDA_CHECK in
+  // WorkNCCL::finishedGPUExecutionInternal): the first report of the error on the rank, not bookkeeping after
+  // a timeout (tests/real/torchrun-docker-protenix-rank0-watchdog-illegal-memory-access-cpp-frames).
+  Write("watchdog.log",
+        "[rank0]:[E1212 11:37:23.484910490 ProcessGroupNCCL.cpp:1899] [PG ID 0 PG GUID 0(default_pg) Rank 0] Process "
+        "group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might "
+        "be incorrect.\n"
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n");
+  json j = json::parse(Triage("--json watchdog.log").out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 1);
+  EXPECT_EQ(j["root_cause"]["rule"], "cuda.illegal-memory-access");
+  // Its timeout form is still the watchdog's follow-up of a hang: stalled, not a failure of its own.
+  Write("timeout.log",
+        "[rank1]:[E724 20:42:34.306947846 ProcessGroupNCCL.cpp:2119] [PG ID 0 PG GUID 0(default_pg) Rank 1] Process "
+        "group watchdog thread terminated with exception: [Rank 1] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=2415, OpType=ALLREDUCE, NumelIn=8192, NumelOut=8192, Timeout(ms)=1800000) ran for 1800058 "
+        "milliseconds before timing out.\n");
+  json t = json::parse(Triage("--json timeout.log").out);
+  EXPECT_EQ(t["verdict"], "stalled");
+  EXPECT_TRUE(t["root_cause"].is_null());
+}
+
 TEST_F(TriageE2eTest, UnknownErrorIsStillFoundByStructure) {
   Write("novel.log",
         "INFO all good\n"
