@@ -112,6 +112,59 @@ TEST(WrapperLoaderTest, RustTracingJsonEventsReadAsTracingsTextLayout) {
   EXPECT_TRUE(DetectOn(*set, {R"({"loss": 2.31, "step": 10})", R"({"loss": 2.29, "step": 11})"}).empty());
 }
 
+// The same log as a terminal copied it (tests/real/tgi-openshift-json-output-flan-t5-connected-hard-wrapped): records
+// longer than 204 columns are hard-wrapped, so only 11 of its 39 lines are whole records. A record is
+// unmistakable, so the wrapper is still detected; the fragments are left as they are.
+TEST(WrapperLoaderTest, RustTracingJsonIsDetectedWhenATerminalHardWrappedTheLongRecords) {
+  auto set = Builtin();
+  std::vector<std::string> lines = {
+      R"({"timestamp":"2024-02-21T05:09:46.814956Z","level":"INFO","fields":{"message":"Args { model_id: \"google/flan-t5-small\", revision: None, validation_workers: 2, sharded: None, num_shard: None, quantize: S)",
+      R"(ome(Bitsandbytes), dtype: None, trust_remote_code: false, max_concurrent_requests: 128, max_best_of: 2, max_stop_sequences: 4, max_top_n_tokens: 5, max_input_length: 1024, max_total_tokens: 2048, waiting_)",
+      R"(served_ratio: 1.2, max_batch_prefill_tokens: 4096, max_batch_total_tokens: None, max_waiting_tokens: 20, hostname: \"hf-text-generation-inference-server-5df6759cd6-48zxb\", port: 3000, shard_uds_path: \"/)",
+      R"(tmp/text-generation-server\", master_addr: \"localhost\", master_port: 29500, huggingface_hub_cache: Some(\"/models-cache\"), weights_cache_override: None, disable_custom_kernels: false, cuda_memory_fract)",
+      R"(ion: 1.0, rope_scaling: None, rope_factor: None, json_output: true, otlp_endpoint: None, cors_allow_origin: [], watermark_gamma: None, watermark_delta: None, ngrok: false, ngrok_authtoken: None, ngrok_edg)",
+      R"(e: None, env: false }"},"target":"text_generation_launcher"})",
+      R"({"timestamp":"2024-02-21T05:09:46.815155Z","level":"INFO","fields":{"message":"Starting download process."},"target":"text_generation_launcher","span":{"name":"download"},"spans":[{"name":"download"}]})",
+      R"({"timestamp":"2024-02-21T05:09:51.008236Z","level":"INFO","fields":{"message":"Download file: model.safetensors\n"},"target":"text_generation_launcher"})",
+      R"({"timestamp":"2024-02-21T05:09:51.984734Z","level":"INFO","fields":{"message":"Downloaded /models-cache/models--google--flan-t5-small/snapshots/0fc9ddf78a1e988dac52e2dac162b0ede4fd74ab/model.safetensors i)",
+      R"(n 0:00:00.\n"},"target":"text_generation_launcher"})",
+      R"({"timestamp":"2024-02-21T05:09:51.984862Z","level":"INFO","fields":{"message":"Download: [1/1] -- ETA: 0\n"},"target":"text_generation_launcher"})",
+      R"({"timestamp":"2024-02-21T05:09:52.420748Z","level":"INFO","fields":{"message":"Successfully downloaded weights."},"target":"text_generation_launcher","span":{"name":"download"},"spans":[{"name":"download")",
+      R"(}]})",
+      R"({"timestamp":"2024-02-21T05:09:52.421039Z","level":"INFO","fields":{"message":"Starting shard"},"target":"text_generation_launcher","span":{"rank":0,"name":"shard-manager"},"spans":[{"rank":0,"name":"shar)",
+      R"(d-manager"}]})",
+      R"({"timestamp":"2024-02-21T05:09:56.421772Z","level":"WARN","fields":{"message":"Could not import Flash Attention enabled models: GPU with CUDA capability 7 0 is not supported\n"},"target":"text_generation_)",
+      R"(launcher"})",
+      R"({"timestamp":"2024-02-21T05:09:56.424576Z","level":"WARN","fields":{"message":"Could not import Mistral model: GPU with CUDA capability 7 0 is not supported\n"},"target":"text_generation_launcher"})",
+      R"({"timestamp":"2024-02-21T05:09:57.685776Z","level":"WARN","fields":{"message":"Bitsandbytes 8bit is deprecated, using `eetq` is a drop-in replacement, and has much better performnce\n"},"target":"text_gen)",
+      R"(eration_launcher"})",
+      R"({"timestamp":"2024-02-21T05:09:57.948206Z","level":"INFO","fields":{"message":"Server started at unix:///tmp/text-generation-server-0\n"},"target":"text_generation_launcher"})",
+      R"({"timestamp":"2024-02-21T05:09:58.029562Z","level":"INFO","fields":{"message":"Shard ready in 5.607799614s"},"target":"text_generation_launcher","span":{"rank":0,"name":"shard-manager"},"spans":[{"rank":0)",
+      R"(,"name":"shard-manager"}]})",
+      R"({"timestamp":"2024-02-21T05:09:58.126308Z","level":"INFO","fields":{"message":"Starting Webserver"},"target":"text_generation_launcher"})",
+      R"({"timestamp":"2024-02-21T05:09:58.167950Z","level":"WARN","message":"Could not find a fast tokenizer implementation for google/flan-t5-small","target":"text_generation_router","filename":"router/src/main.)",
+      R"(rs","line_number":166})",
+      R"({"timestamp":"2024-02-21T05:09:58.167999Z","level":"WARN","message":"Rust input length validation and truncation is disabled","target":"text_generation_router","filename":"router/src/main.rs","line_number)",
+      R"(":169})",
+      R"({"timestamp":"2024-02-21T05:09:58.168006Z","level":"WARN","message":"`--revision` is not set","target":"text_generation_router","filename":"router/src/main.rs","line_number":349})",
+      R"({"timestamp":"2024-02-21T05:09:58.168012Z","level":"WARN","message":"We strongly advise to set it to a known supported commit.","target":"text_generation_router","filename":"router/src/main.rs","line_numb)",
+      R"(er":350})",
+      R"({"timestamp":"2024-02-21T05:09:58.306446Z","level":"INFO","message":"Serving revision 0fc9ddf78a1e988dac52e2dac162b0ede4fd74ab of model google/flan-t5-small","target":"text_generation_router","filename":")",
+      R"(router/src/main.rs","line_number":371})",
+      R"({"timestamp":"2024-02-21T05:09:58.311499Z","level":"INFO","message":"Warming up model","target":"text_generation_router","filename":"router/src/main.rs","line_number":213})",
+      R"({"timestamp":"2024-02-21T05:10:01.304539Z","level":"WARN","message":"Model does not support automatic max batch total tokens","target":"text_generation_router","filename":"router/src/main.rs","line_number)",
+      R"(":224})",
+      R"({"timestamp":"2024-02-21T05:10:01.304575Z","level":"INFO","message":"Setting max batch total tokens to 16000","target":"text_generation_router","filename":"router/src/main.rs","line_number":246})",
+      R"({"timestamp":"2024-02-21T05:10:01.304586Z","level":"INFO","message":"Connected","target":"text_generation_router","filename":"router/src/main.rs","line_number":247})",
+      R"({"timestamp":"2024-02-21T05:10:01.304595Z","level":"WARN","message":"Invalid hostname, defaulting to 0.0.0.0","target":"text_generation_router","filename":"router/src/main.rs","line_number":252})"};
+  parse::WrapperStack stack = DetectOn(*set, lines);
+  ASSERT_EQ(stack.Describe().rfind("rust-tracing-json", 0), 0u) << stack.Describe();
+  std::string scratch;
+  EXPECT_EQ(std::string(stack.Peel(lines[6], &scratch).inner),
+            "2024-02-21T05:09:46.815155Z INFO download: text_generation_launcher: Starting download process.");
+  EXPECT_EQ(std::string(stack.Peel(lines[1], &scratch).inner), lines[1]);  // a fragment
+}
+
 // A progress bar the job redrew with '\r' inside one record: the decoded text keeps its last state, and
 // the bar's first state comes with it (the scanner reads it first, so that the counter rises).
 TEST(WrapperLoaderTest, ARedrawnBarInsideAJsonRecordKeepsItsFirstState) {
