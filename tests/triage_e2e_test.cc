@@ -220,6 +220,24 @@ TEST_F(TriageE2eTest, AHeaderThatAnnouncesAListKeepsEveryItem) {
   EXPECT_EQ(j["root_cause"]["line"], 4);
 }
 
+TEST_F(TriageE2eTest, AMessageCutMidPhraseGoesOnOnTheNextLine) {
+  // tests/real/trtllm-bench-autodeploy-dsv3-lite-mla-mixed-batch-illegal-memory-access-wrapped-message: the
+  // paste wraps TensorRT-LLM's one-line error after "CUDA runtime error in"; the message is the whole sentence,
+  // and the root cause stays at the exception's line.
+  Write("trtllm.log",
+        "RuntimeError: [TensorRT-LLM][ERROR] CUDA runtime error in\n"
+        "cudaStreamIsCapturing(stream, &status): an illegal memory access was encountered\n"
+        "(../include/tensorrt_llm/common/cudaUtils.h:157)\n");
+  CommandResult r = Triage("--json trtllm.log");
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  json j = json::parse(r.out);
+  const std::string m = j["root_cause"]["message"];
+  EXPECT_NE(m.find("CUDA runtime error in cudaStreamIsCapturing(stream, &status): an illegal memory access"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(j["root_cause"]["line"], 1);
+}
+
 TEST_F(TriageE2eTest, DirectoryOfPerRankLogsIsMergedByTimestamp) {
   // rank1.log sorts after rank0.log but its error happened first.
   Write("rank0.log",

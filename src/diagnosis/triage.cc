@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -319,6 +320,22 @@ std::string_view TrimmedMessage(std::string_view text, std::string* storage) {
   return m;
 }
 
+// A message whose last word cannot end a sentence ("CUDA runtime error in", "... cuda:0 and") was cut
+// where a paste or a terminal wrapped it: the sentence goes on on the next line.
+bool EndsMidPhrase(std::string_view m) {
+  while (!m.empty() && (m.back() == ' ' || m.back() == '\t')) m.remove_suffix(1);
+  const size_t space = m.find_last_of(" \t");
+  if (space == std::string_view::npos) return false;  // one word: no sentence to go on
+  std::string word(m.substr(space + 1));
+  for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static constexpr std::string_view kDangling[] = {"in", "at", "of", "for", "to", "with", "from", "on", "by",
+                                                    "into", "the", "a", "an", "and", "or", "than", "via"};
+  for (auto d : kDangling) {
+    if (word == d) return true;
+  }
+  return false;
+}
+
 // Lines of a message continuation that only give advice, not the failure.
 bool IsAdvice(std::string_view m) {
   static constexpr std::string_view kAdvice[] = {
@@ -386,6 +403,23 @@ void FillRootCause(const Findings& f, const Ranking& ranking, const rules::RuleS
       rc.message_start = rc.where;
       rc.where = rb.Ref(*detail);
     }
+  }
+  // A sentence cut mid-phrase goes on on the lines below it: the message is the whole sentence, and it
+  // still starts at the exception's own line.
+  if (!rc.message_start && EndsMidPhrase(e.message)) {
+    std::string message = e.message;
+    std::string storage;
+    constexpr size_t kMaxLines = 3;
+    size_t joined = 0;
+    for (const auto& c : e.continuation) {
+      if (joined >= kMaxLines || !EndsMidPhrase(message)) break;
+      std::string_view m = TrimmedMessage(c.text, &storage);
+      if (m.empty() || IsAdvice(m)) break;
+      while (!message.empty() && message.back() == ' ') message.pop_back();
+      message += " " + std::string(m);
+      ++joined;
+    }
+    if (joined > 0) rc.message = rb.Redact(message);
   }
   rc.process = rb.Proc(e.process);
   auto rule_index = FirstRuleOfKind(e, rules, rules::RuleKind::kSignature);
