@@ -638,6 +638,30 @@ TEST_F(TriageE2eTest, AWatchdogCollectiveOnAServerThatWasReadyIsServingTraffic) 
   EXPECT_EQ(served["last_phase"], "ready");
 }
 
+TEST_F(TriageE2eTest, RayServeAndTeiReadyLinesAreAServerThatReachedReady) {
+  // builtin progress.phase.ray-serve-app-ready and tgi.phase.tei-ready: a Serve app deployed, a TEI router Ready,
+  // with nothing after them, is a server that reached ready (before: stalled at distributed-init / unknown).
+  Write("serve.log",
+        "2024-10-23 21:42:24,973\tINFO worker.py:1777 -- Started a local Ray instance. View the dashboard at "
+        "127.0.0.1:8265 \n"
+        "INFO 2024-10-23 21:42:26,744 serve 32467 api.py:277 - Started Serve in namespace \"serve\".\n"
+        "(ServeController pid=32489) INFO 2024-10-23 21:42:26,893 controller 32489 deployment_state.py:1844 - Adding 1 "
+        "replica to Deployment(name='echo', app='default').\n"
+        "INFO 2024-10-23 21:42:27,756 serve 32467 api.py:549 - Deployed app 'default' successfully.\n");
+  json serve = json::parse(Triage("--json serve.log").out);
+  EXPECT_EQ(serve["verdict"], "healthy");
+  EXPECT_EQ(serve["last_phase"], "ready");
+  Write("tei.log",
+        "2025-01-04T20:38:31.539445Z  INFO text_embeddings_router: router/src/lib.rs:248: Warming up model\n"
+        "2025-01-04T20:38:32.189069Z  INFO text_embeddings_router::http::server: router/src/http/server.rs:1812: "
+        "Starting HTTP server: 0.0.0.0:8080\n"
+        "2025-01-04T20:38:32.189098Z  INFO text_embeddings_router::http::server: router/src/http/server.rs:1813: "
+        "Ready\n");
+  json tei = json::parse(Triage("--json tei.log").out);
+  EXPECT_EQ(tei["verdict"], "healthy");
+  EXPECT_EQ(tei["last_phase"], "ready");
+}
+
 TEST_F(TriageE2eTest, AMonitoredBarrierTimeoutIsAHangNotACrash) {
   Write("barrier.log",
         "[rank0] checkpoint loaded\n"
