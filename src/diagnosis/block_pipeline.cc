@@ -205,7 +205,14 @@ void BlockPipeline::Scan(ScannedBlock* out) const {
     out->data.swap(out->scratch);
   }
   matcher_.Scan(out->data, &out->hits);
-  auto by_end = [](const rules::PatternHit& a, const rules::PatternHit& b) { return a.end < b.end; };
+  // In order of end, and at one end the higher id first: Hyperscan reports the matches that end at one offset in
+  // an order of its compiled database, which a rule added anywhere (or the gated database's other patterns)
+  // changes, and the phase marks a line records must not depend on it (RunWalkTest.GatedRulesFindWhatTheFullScanFinds
+  // failed once two rules were added). Higher id first is the order the database gave the golden logs (their
+  // phase records name the same rules as before).
+  auto by_end = [](const rules::PatternHit& a, const rules::PatternHit& b) {
+    return a.end < b.end || (a.end == b.end && a.id > b.id);
+  };
   if (!std::is_sorted(out->hits.begin(), out->hits.end(), by_end)) {
     std::stable_sort(out->hits.begin(), out->hits.end(), by_end);
   }
