@@ -79,6 +79,12 @@ const std::vector<Wrapper>& Wrappers() {
       {"learned_ci_clock", [](const std::string& l, int) { return "15:15:10  " + l; }, true, true},
       {"line_numbers", [](const std::string& l, int) { return fmt::format("{:6}\t{}", g_line_number, l); }},
       {"markdown_quote", [](const std::string& l, int) { return l.empty() ? std::string(">") : "> " + l; }},
+      // A paste indented as a whole: a Markdown indented code block (blank lines stay empty), and one around
+      // docker logs -t. The blanks are peeled before any wrapper (parse::PasteIndentation), when the first
+      // lines show them: a log of bars redrawn with '\r' (cleaned to a state at the margin) may not.
+      {"markdown_indented_code", [](const std::string& l, int) { return l.empty() ? l : "    " + l; }, true, true},
+      {"indented_docker_timestamps",
+       [](const std::string& l, int) { return "    2025-05-09T15:15:10.123456789Z " + l; }, true, true},
       {"kubectl_timestamps_around_compose",
        [](const std::string& l, int) { return "2025-05-09T15:15:10.123456789Z trainer  | " + l; }},
   };

@@ -96,13 +96,10 @@ std::string PatternOfShape(std::string_view shape) {
   return out + RE2::QuoteMeta(std::string(shape.substr(trailing)));
 }
 
-// A paste indented as a whole (a log quoted in a Markdown list item, an
-// e-mail's or a doc's indentation): every line starts with the same blanks
-// and, without them, Python's or a framework's own lines start the line (a
-// "Traceback (most recent call last):", an exception line, a logger header).
-// A paste of frames alone ("  File ..." and code lines) is left as it is:
-// without their indentation frames would read as exception lines.
-std::optional<LearnedPrefix> CommonIndentation(const std::vector<std::string_view>& lines) {
+// The blanks every non-blank sample line starts with; nullopt when fewer
+// than `evidence` lines have text or they share none.
+std::optional<std::string_view> SharedIndentation(const std::vector<std::string_view>& lines,
+                                                  size_t evidence = kMinEvidence) {
   std::optional<std::string_view> common;
   size_t seen = 0;
   for (size_t n = 0; n < lines.size() && n < kSampleLines; ++n) {
@@ -120,7 +117,19 @@ std::optional<LearnedPrefix> CommonIndentation(const std::vector<std::string_vie
     }
     if (common->empty()) return std::nullopt;
   }
-  if (!common || seen < kMinEvidence) return std::nullopt;
+  if (!common || seen < evidence) return std::nullopt;
+  return common;
+}
+
+// A paste indented as a whole (a log quoted in a Markdown list item, an
+// e-mail's or a doc's indentation): every line starts with the same blanks
+// and, without them, Python's or a framework's own lines start the line (a
+// "Traceback (most recent call last):", an exception line, a logger header).
+// A paste of frames alone ("  File ..." and code lines) is left as it is:
+// without their indentation frames would read as exception lines.
+std::optional<LearnedPrefix> CommonIndentation(const std::vector<std::string_view>& lines) {
+  const std::optional<std::string_view> common = SharedIndentation(lines);
+  if (!common) return std::nullopt;
   size_t own_lines = 0;
   for (size_t n = 0; n < lines.size() && n < kSampleLines; ++n) {
     if (lines[n].size() <= common->size()) continue;
@@ -166,6 +175,44 @@ std::string PrefixShape(std::string_view prefix) {
     }
   }
   return shape;
+}
+
+std::string_view PasteIndentation(const std::vector<std::string_view>& lines) {
+  // A paste of a few lines is all in the sample: each of its lines is
+  // evidence enough (no later line can lose blanks of its own).
+  const size_t evidence = lines.size() < kSampleLines ? 1 : kMinEvidence;
+  if (const std::optional<std::string_view> common = SharedIndentation(lines, evidence)) {
+    for (size_t n = 0; n < lines.size() && n < kSampleLines; ++n) {
+      if (lines[n].size() <= common->size()) continue;
+      const std::string_view rest = lines[n].substr(common->size());
+      if (!IsBlank(rest[0]) && !rest.starts_with("File \"")) return *common;
+    }
+    return {};  // frames alone: their indentation is their own
+  }
+  // A few lines at the margin: a bar redrawn with '\r' is cleaned to its last
+  // state, which the redraw put at the start of the line. Then the indented
+  // lines must be the framework's own once dedented (a logger header, a
+  // traceback): a log's own indented block (Megatron's argument dump, a
+  // config) is no paste, and dedenting it would take later frames' blanks.
+  std::vector<std::string_view> indented;
+  size_t margin = 0;
+  for (size_t n = 0; n < lines.size() && n < kSampleLines; ++n) {
+    const std::string_view line = lines[n];
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    if (IsBlank(line[0])) {
+      indented.push_back(line);
+    } else {
+      ++margin;
+    }
+  }
+  if (margin == 0 || margin * 4 > margin + indented.size()) return {};
+  const std::optional<std::string_view> common = SharedIndentation(indented);
+  if (!common || common->size() < 2) return {};
+  for (std::string_view line : indented) {
+    const std::string_view rest = line.substr(common->size());
+    if (!rest.empty() && !IsBlank(rest[0]) && RecognisedFrom(rest) == 0) return *common;
+  }
+  return {};
 }
 
 std::optional<LearnedPrefix> LearnPrefix(const std::vector<std::string_view>& lines) {

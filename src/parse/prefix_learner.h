@@ -34,6 +34,14 @@ struct LearnedPrefix {
 // nullopt when they wear none.
 std::optional<LearnedPrefix> LearnPrefix(const std::vector<std::string_view>& lines);
 
+// The blanks that every line of a paste indented as a whole starts with
+// (quoted as a Markdown indented code block or list item, a doc's or an
+// e-mail's indentation), whatever the lines hold: "" when the first lines
+// share none, or when they are traceback frames alone (the frames' own
+// indentation). A view into `lines`. WrapperSet::Detect peels it before any
+// wrapper: the wrappers' patterns are anchored at the start of the line.
+std::string_view PasteIndentation(const std::vector<std::string_view>& lines);
+
 // The shape of a prefix: word runs become 'w', blank runs ' ', other
 // characters stay ("[w] ", "w:w:w  "). Exposed for tests.
 std::string PrefixShape(std::string_view prefix);

@@ -113,4 +113,48 @@ TEST(PrefixLearnerTest, PrefixesOfDifferentShapesAreNoWrapper) {
 }
 
 }  // namespace
+// tests/real cases, whole: a llama.cpp server log (no line the parser knows as
+// a framework's) and a Megatron log that opens with its argument dump.
+const std::string kRealDir = std::string(FAULTLINE_SOURCE_DIR) + "/tests/real/";
+const std::string kLlamaCpp = kRealDir + "llamacpp-server-lora-scale-cuda-invalid-argument/llama-server.log";
+const std::string kMegatronArgs =
+    kRealDir + "megatron-deepspeed-zero-perf-nbs48-log-ends-at-iteration-3/meg_ds_zero_gpt2_perf_n16_nbs48_ms48.out";
+
+TEST(PasteIndentationTest, AnIndentedPasteIsDedentedWhateverItsLinesHold) {
+  const auto llama = ReadLines(kLlamaCpp);
+  ASSERT_GT(llama.size(), 64u);
+  EXPECT_EQ(PasteIndentation(Views(llama)), "");
+  const auto code_block = Wrapped(llama, "    ");  // a Markdown indented code block
+  EXPECT_EQ(PasteIndentation(Views(code_block)), "    ");
+  const auto tabbed = Wrapped(ReadLines(kSeed), "\t");
+  EXPECT_EQ(PasteIndentation(Views(tabbed)), "\t");
+}
+
+TEST(PasteIndentationTest, APasteOfAFewLinesIsItsOwnEvidence) {
+  const std::vector<std::string> two = {"    GGML_ASSERT: ggml-cuda.cu:100: !\"CUDA error\"", "    Aborted (core dumped)"};
+  EXPECT_EQ(PasteIndentation(Views(two)), "    ");
+  const std::vector<std::string> frames = {"  File \"/w/train.py\", line 236, in main", "    train_detector(",
+                                           "  File \"/w/mmdet/apis/train.py\", line 246, in train_detector",
+                                           "    runner.run(data_loaders, cfg.workflow)"};
+  EXPECT_EQ(PasteIndentation(Views(frames)), "") << "frames alone keep their indentation";
+}
+
+TEST(PasteIndentationTest, BarsRedrawnToTheMarginDoNotHideTheIndentation) {
+  // The cleaner keeps a '\r'-redrawn bar's last state, which starts at the
+  // margin: a few sample lines of an indented paste lose the blanks.
+  auto lines = Wrapped(ReadLines(kSeed), "    ");
+  ASSERT_GT(lines.size(), 20u);
+  for (size_t n = 3; n < lines.size(); n += 8) lines[n] = "Loading safetensors checkpoint shards:  40% Completed | 2/5";
+  EXPECT_EQ(PasteIndentation(Views(lines)), "    ");
+}
+
+TEST(PasteIndentationTest, ALogsOwnIndentedBlockIsNoPaste) {
+  // Megatron's `  name .......... value` argument lines fill most of the
+  // first lines, under headers at the margin: dedenting them would take the
+  // blanks of every later traceback frame.
+  const auto megatron = ReadLines(kMegatronArgs);
+  ASSERT_GT(megatron.size(), 64u);
+  EXPECT_EQ(PasteIndentation(Views(megatron)), "");
+}
+
 }  // namespace faultline::parse

@@ -251,6 +251,13 @@ WrapperStack WrapperSet::Detect(const std::vector<std::string_view>& first_lines
   for (auto l : first_lines) {
     if (!l.empty()) lines.push_back(l);
   }
+  const std::string_view indentation = PasteIndentation(lines);
+  if (!indentation.empty()) {
+    stack.indentation_ = std::string(indentation);
+    for (auto& l : lines) {
+      if (l.starts_with(stack.indentation_)) l.remove_prefix(stack.indentation_.size());
+    }
+  }
   for (int depth = 0; depth < 4 && !lines.empty(); ++depth) {
     // The wrapper that peels the most lines wins; between equals, the one
     // that peels more of them (journald's "TIME HOST IDENT[PID]: " over a
@@ -317,7 +324,7 @@ WrapperStack WrapperSet::Detect(const std::vector<std::string_view>& first_lines
 }
 
 std::string WrapperStack::Describe() const {
-  std::string out;
+  std::string out = indentation_.empty() ? "" : fmt::format("indented {}", indentation_.size());
   for (size_t layer : layers_) {
     if (!out.empty()) out += '+';
     out += set_->specs()[layer].id;
@@ -329,6 +336,9 @@ std::string WrapperStack::Describe() const {
 PeeledLine WrapperStack::Peel(std::string_view line, std::string* scratch) const {
   PeeledLine out;
   out.inner = line;
+  // Not `peeled`: the indentation carries no identity, and a line no wrapper
+  // layer matched still takes the last line's.
+  if (!indentation_.empty() && out.inner.starts_with(indentation_)) out.inner.remove_prefix(indentation_.size());
   std::string identity;
   for (size_t layer : layers_) {
     Captures caps;

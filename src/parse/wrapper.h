@@ -14,7 +14,8 @@
 // docker compose prefix), so detection repeats on the peeled lines.
 //
 // A prefix no spec describes is learned from the same first lines
-// (parse/prefix_learner.h) and peeled as the innermost layer.
+// (parse/prefix_learner.h) and peeled as the innermost layer; the blanks of a
+// paste indented as a whole are the outermost (parse::PasteIndentation).
 //
 // A WrapperSet is immutable after Build() and may be shared by threads; a
 // WrapperStack is used by one thread.
@@ -80,7 +81,7 @@ class WrapperSet;
 // The wrappers one input wears, outermost first.
 class WrapperStack {
  public:
-  bool empty() const { return layers_.empty() && !learned_; }
+  bool empty() const { return indentation_.empty() && layers_.empty() && !learned_; }
   // Ids, outermost first ("kubectl-timestamps+docker-compose"); a learned
   // prefix shows as its shape: learned "[w] ".
   std::string Describe() const;
@@ -91,6 +92,7 @@ class WrapperStack {
 
  private:
   friend class WrapperSet;
+  std::string indentation_;  // outermost: a paste indented as a whole
   std::vector<size_t> layers_;
   const WrapperSet* set_ = nullptr;
   std::shared_ptr<const re2::RE2> learned_;  // innermost, when one was learned

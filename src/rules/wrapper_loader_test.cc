@@ -334,4 +334,18 @@ TEST(WrapperLoaderTest, APrefixThatNamesAnotherSourceOnEveryLineIsNoWrapper) {
   EXPECT_EQ(DetectOn(*set, pdsh).Describe(), "host-prefix");
 }
 
+TEST(WrapperLoaderTest, AnIndentedPasteIsPeeledBeforeItsWrappers) {
+  // docker logs -t quoted as a Markdown indented code block: the wrapper's
+  // pattern is anchored at the start of the line, after the blanks.
+  auto set = Builtin();
+  std::vector<std::string> lines;
+  for (const auto& l : kSeed) lines.push_back("    2025-05-09T15:15:10.123456789Z " + l);
+  parse::WrapperStack stack = DetectOn(*set, lines);
+  ASSERT_EQ(stack.Describe(), "indented 4+rfc3339-timestamp");
+  std::string scratch;
+  EXPECT_EQ(stack.Peel(lines[3], &scratch).inner, kSeed[3]);
+  EXPECT_EQ(stack.Peel("    Aborted (core dumped)", &scratch).inner, "Aborted (core dumped)");
+  EXPECT_EQ(stack.Peel("Loading shards: 40%", &scratch).inner, "Loading shards: 40%");
+}
+
 }  // namespace faultline::rules
