@@ -662,6 +662,20 @@ TEST_F(TriageE2eTest, RayServeAndTeiReadyLinesAreAServerThatReachedReady) {
   EXPECT_EQ(tei["last_phase"], "ready");
 }
 
+TEST_F(TriageE2eTest, AGradioAppRunningOnItsLocalUrlIsReady) {
+  // builtin common.phase.gradio-ready: Gradio's launch line is an app that reached ready (before: stalled at
+  // process-start), even after a library path that failed to load.
+  Write("app.log",
+        "Trying to load: /opt/app/aarch64/libdet.so\n"
+        "   /opt/app/aarch64/libdet.so: cannot open shared object file: No such file or directory\n"
+        "[I][               load_text_encoder][  44]: text feature len 512\n"
+        "* Running on local URL:  http://0.0.0.0:7860\n"
+        "* To create a public link, set `share=True` in `launch()`.\n");
+  json j = json::parse(Triage("--json app.log").out);
+  EXPECT_EQ(j["verdict"], "healthy");
+  EXPECT_EQ(j["last_phase"], "ready");
+}
+
 TEST_F(TriageE2eTest, AMonitoredBarrierTimeoutIsAHangNotACrash) {
   Write("barrier.log",
         "[rank0] checkpoint loaded\n"
