@@ -1044,6 +1044,39 @@ TEST_F(TriageE2eTest, AWatchdogThatFoundACudaErrorIsTheRootNotAFollowUp) {
   EXPECT_TRUE(t["root_cause"].is_null());
 }
 
+TEST_F(TriageE2eTest, DeepSpeedLaunchersSigintIsAStopNotItsKillingSubprocessSummary) {
+  // deepspeed/launcher/launch.py sigkill_handler logs "Main process received SIGINT, exiting" only when no rank
+  // had failed: the launcher itself was interrupted; its "Killing subprocess" lines are the cleanup
+  // (tests/real/deepspeed-rocm-2-ranks-zero3-ctrl-c-sigint-at-step-12-of-100).
+  Write("zero_3_amd.log",
+        "[2025-08-15 08:42:06,564] [INFO] [logging.py:107:log_dist] [Rank 0] step=13, skipped=2, lr=[1e-05], "
+        "mom=[(0.9, 0.999)]\n"
+        "[Step 12/100] Loss: 4.9149 | Tokens/s: 137.19 | GPU Mem (GB): 26.79 | Peak Mem: 43.96\n"
+        "[2025-08-15 08:42:10,745] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 3668201\n"
+        "[2025-08-15 08:42:11,153] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 3668202\n"
+        "[2025-08-15 08:42:11,420] [INFO] [launch.py:328:sigkill_handler] Main process received SIGINT, exiting\n");
+  json j = json::parse(Triage("--json zero_3_amd.log").out);
+  EXPECT_EQ(j["verdict"], "stalled");
+  EXPECT_EQ(j["last_phase"], "training");
+}
+
+TEST_F(TriageE2eTest, ASlurmTimeLimitAfterTheLaunchersSigtermIsTheRootNotAStopFromOutside) {
+  // Slurm signals the job at --time; the DeepSpeed launcher's "Main process received SIGTERM" comes before
+  // slurmstepd's "CANCELLED ... DUE TO TIME LIMIT", which says why
+  // (tests/real/slurm-megatron-gpt2-n64-pp64-time-limit-during-training).
+  Write("meg.out",
+        " iteration       60/    1000 | consumed samples:          240 | elapsed time per iteration (ms): 6703.7 | "
+        "learning rate: 1.494E-04 | global batch size:     4 | lm loss: 1.696940E+01 | loss scale: 16384.0 |\n"
+        "srun: Job step aborted: Waiting up to 62 seconds for job step to finish.\n"
+        "Killing subprocess 43950\n"
+        "Main process received SIGTERM, exiting\n"
+        "slurmstepd: error: *** STEP 1809655.0 ON r6i4n3 CANCELLED AT 2021-05-24T09:50:34 DUE TO TIME LIMIT ***\n");
+  json j = json::parse(Triage("--json meg.out").out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 5);
+  EXPECT_EQ(j["root_cause"]["rule"], "slurm.time-limit");
+}
+
 TEST_F(TriageE2eTest, UnknownErrorIsStillFoundByStructure) {
   Write("novel.log",
         "INFO all good\n"

@@ -346,6 +346,20 @@ std::vector<bool> AfterStop(const Findings& f, const rules::RuleSet& rules, bool
       r->stop = i;
     }
   }
+  // A scheduler's limit that ended the job (a fatal stop) after that stop, in the same file, says why the
+  // signal came: Slurm sends SIGTERM at --time and prints its "CANCELLED AT ... DUE TO TIME LIMIT" line while
+  // the launchers it signalled log "received SIGTERM" (DeepSpeed's launcher, torchrun's agent) first.
+  if (r->stop && !rules.rules()[f.stops[*r->stop].rule].fatal) {
+    const StopHit& first = f.stops[*r->stop];
+    for (size_t i = 0; i < f.stops.size(); ++i) {
+      const StopHit& s = f.stops[i];
+      if (rules.rules()[s.rule].fatal && s.where.file == first.where.file &&
+          CausallyBefore(first.where, first.time, s.where, s.time, multi_file)) {
+        r->stop = i;
+        break;
+      }
+    }
+  }
   if (!r->stop) return after;
   const StopHit& stop = f.stops[*r->stop];
   for (size_t i = 0; i < f.events.size(); ++i) {

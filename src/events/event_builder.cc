@@ -106,6 +106,37 @@ bool IsSpacedOutExceptionLine(std::string_view msg) {
   return ParseExceptionLine(joined, &type, &text);
 }
 
+// Another rank's traceback frame glued after this line's own text ("main()      File \"x.py\", line 71, in
+// main", "    main()  File ..."): ranks writing one stream at once ran two lines together. Python prints a
+// frame line only at a line's start; with no exception shape before it, the line is debris inside the
+// traceback the ranks interleave, never its exception line.
+bool HasGluedFrameLine(std::string_view msg) {
+  for (size_t at = msg.find("File \""); at != std::string_view::npos; at = msg.find("File \"", at + 1)) {
+    if (at == 0 || msg[at - 1] != ' ' || msg.find_first_not_of(" \t") >= at) continue;
+    if (!IsFrameLine(msg.substr(at))) continue;
+    std::string_view type, text;
+    return !ParseExceptionLine(msg, &type, &text);
+  }
+  return false;
+}
+
+// Another rank's copy (or copies) of the source line this traceback just printed, its indent lost because
+// the ranks wrote one stream at once ("return func(*args, **kwargs)return func(*args, **kwargs)"): debris
+// inside the traceback, not its exception line. Caret marks between the copies belong to them.
+bool IsCopyOfSourceLine(std::string_view msg, std::string_view source) {
+  if (source.size() < 4) return false;
+  size_t copies = 0;
+  for (;;) {
+    const size_t i = msg.find_first_not_of(" \t^~");
+    if (i == std::string_view::npos) break;
+    msg.remove_prefix(i);
+    if (msg.substr(0, source.size()) != source) return false;
+    msg.remove_prefix(source.size());
+    ++copies;
+  }
+  return copies > 0;
+}
+
 // A bare exception line with no message ("TimeoutError",
 // "torch.cuda.OutOfMemoryError"): a class name, whose last dotted part
 // starts with a capital. A lower-case word alone is the tail of a frame line
@@ -498,8 +529,9 @@ void EventBuilder::Add(const LineView& line) {
       msg = msg.substr(ps.traceback_indent);
     }
     // A line that starts with another rank's caret run is this traceback's frame, source or debris; only a
-    // clean exception line after the run ends it. A spaced-out exception line is such debris too.
-    if (IsSpacedOutExceptionLine(msg)) {
+    // clean exception line after the run ends it. A spaced-out exception line, and a line with another rank's
+    // frame glued after its own text, are such debris too.
+    if (IsSpacedOutExceptionLine(msg) || HasGluedFrameLine(msg)) {
       AddContext(ps.pending, line);
       UpdateOpen(ps);
       return;
@@ -512,6 +544,11 @@ void EventBuilder::Add(const LineView& line) {
         return;
       }
       msg = rest;
+    }
+    if (!msg.empty() && !Indented(msg) && IsCopyOfSourceLine(msg, ps.last_source)) {
+      AddContext(ps.pending, line);
+      UpdateOpen(ps);
+      return;
     }
     if (ContinuesTraceback(ps, msg, traceback_start || chain_marker)) {
       if (traceback_start) ps.last_source.clear();

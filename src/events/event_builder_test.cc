@@ -963,5 +963,46 @@ TEST(EventBuilderTest, ASpacedOutExceptionLineOfInterleavedRanksDoesNotEndATrace
   EXPECT_EQ(h.events[0].exception, "FileNotFoundError");
 }
 
+TEST(EventBuilderTest, AnotherRanksFrameGluedAfterALinesTextDoesNotEndATraceback) {
+  // tests/real/deepspeed-8-ranks-flash-attn-not-installed-importerror-interleaved-tracebacks: eight unprefixed
+  // ranks print one traceback at once; one rank's source line "main()" runs on into another's frame line, and
+  // other ranks' copies of a source line lose their indent. Those lines are debris inside the traceback, not
+  // its exception: the clean ImportError line after them is.
+  Harness h;
+  h.Feed({
+      "Traceback (most recent call last):",
+      "Traceback (most recent call last):",
+      "  File \"/w/run/quantize.py\", line 135, in <module>",
+      "    main()",
+      "main()      File \"/w/run/quantize.py\", line 71, in main",
+      "",
+      "main()  File \"/w/run/quantize.py\", line 71, in main",
+      "",
+      "    model = AutoModelForCausalLM.from_pretrained(",
+      "  File \"/t/modeling_utils.py\", line 317, in _wrapper",
+      "    return func(*args, **kwargs)        ",
+      "return func(*args, **kwargs)return func(*args, **kwargs)    ",
+      "",
+      "return func(*args, **kwargs)",
+      "ImportError: FlashAttention2 has been toggled on, but the package flash_attn seems to be not installed.",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 15);
+  EXPECT_EQ(h.events[0].exception, "ImportError");
+}
+
+TEST(EventBuilderTest, AnExceptionLineThatQuotesAFrameStillEndsATraceback) {
+  Harness h;
+  h.Feed({
+      "Traceback (most recent call last):",
+      "  File \"/w/a.py\", line 3, in <module>",
+      "    f()",
+      "RuntimeError: worker failed at  File \"/w/b.py\", line 9, in g",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 4);
+  EXPECT_EQ(h.events[0].exception, "RuntimeError");
+}
+
 }  // namespace
 }  // namespace faultline::events
