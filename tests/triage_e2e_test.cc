@@ -561,6 +561,28 @@ TEST_F(TriageE2eTest, SessionTwelveHangsTrainingCountersWeightBarsAndRedrawnWrap
   EXPECT_EQ(redrawn["last_phase"], "training");
 }
 
+TEST_F(TriageE2eTest, AVllmWorkersCollectiveTimeoutMillionsOfCollectivesInIsAServerHungWhileServing) {
+  auto triage = [&](const std::string& name, const std::string& text) {
+    Write(name, text);
+    return json::parse(Triage("--json " + name).out);
+  };
+  // A vLLM Ray worker's all-reduce timed out at sequence number 4,967,570: start-up never issues that many, so
+  // the server was serving (ready), not training.
+  json serving = triage("serving.log",
+                        "(RayWorkerVllm pid=1394) [E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective "
+                        "operation timeout: WorkNCCL(SeqNum=4967570, OpType=ALLREDUCE, NumelIn=73728, "
+                        "NumelOut=73728, Timeout(ms)=1800000) ran for 1800542 milliseconds before timing out.\n");
+  EXPECT_EQ(serving["verdict"], "stalled");
+  EXPECT_EQ(serving["last_phase"], "ready");
+  // The same line without a vLLM worker's prefix stays a collective in a training loop.
+  json bare = triage("bare.log",
+                     "[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: "
+                     "WorkNCCL(SeqNum=4967570, OpType=ALLREDUCE, NumelIn=73728, NumelOut=73728, "
+                     "Timeout(ms)=1800000) ran for 1800542 milliseconds before timing out.\n");
+  EXPECT_EQ(bare["verdict"], "stalled");
+  EXPECT_EQ(bare["last_phase"], "training");
+}
+
 TEST_F(TriageE2eTest, SessionElevenRoundTwoPhaseMarksNameWhereAStalledJobWas) {
   auto phase = [&](const std::string& name, const std::string& text) {
     Write(name, text);
