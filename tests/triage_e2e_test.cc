@@ -1041,6 +1041,44 @@ TEST_F(TriageE2eTest, SlurmstepdsExecveFailureIsTheRootNotSrunsExitSummary) {
   EXPECT_EQ(j["root_cause"]["rule"], "slurm.task-execve-failed");
 }
 
+TEST_F(TriageE2eTest, RayJobsExitCodeStatusMessageIsNotTheRootOfTheLogTailUnderIt) {
+  // Ray's job manager: "Job entrypoint command failed with exit code 1, last available logs ..." then the
+  // tail of the driver's log, whose traceback says why
+  // (tests/real/openrlhf-ray-job-submit-actor-fit-no-module-named-vllm).
+  Write("job.log",
+        "Job 'raysubmit_zrfUMAQcYUsi133j' failed\n"
+        "\n"
+        "Status message: Job entrypoint command failed with exit code 1, last available logs (truncated to 20,000 "
+        "chars):\n"
+        "  File \"/usr/local/lib/python3.10/dist-packages/ray/_private/worker.py\", line 861, in get_objects\n"
+        "    raise value.as_instanceof_cause()\n"
+        "ray.exceptions.RayTaskError(ModuleNotFoundError): ray::ActorModelRayActor.fit() (pid=59379, ip=0.0.0.0)\n"
+        "  File \"/usr/local/lib/python3.10/dist-packages/openrlhf/trainer/ray/ppo_actor.py\", line 85, in __init__\n"
+        "    import vllm\n"
+        "ModuleNotFoundError: No module named 'vllm'\n");
+  json j = json::parse(Triage("--json job.log").out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 9);
+}
+
+TEST_F(TriageE2eTest, TunesTrialsDidNotCompleteRulesOutRecoveryByItsTotalRunTime) {
+  // Ray Tune logs a failed trial's traceback, goes on with the other trials, then prints "Trials did not
+  // complete: [...]" and "Total run time: ..." (a completion marker): the trial's error was not recovered from
+  // (tests/real/ray-tune-notebook-trial-cifar10-download-remote-disconnected).
+  Write("tune.log",
+        "2025-10-01 18:03:28,535\tERROR tune_controller.py:1331 -- Trial task failed for trial train_cifar_86dca_00014\n"
+        "Traceback (most recent call last):\n"
+        "  File \"/home/ray/anaconda3/lib/python3.12/http/client.py\", line 300, in _read_status\n"
+        "    raise RemoteDisconnected(\"Remote end closed connection without\"\n"
+        "http.client.RemoteDisconnected: Remote end closed connection without response\n"
+        "2025-10-01 18:03:29,107\tERROR tune.py:1037 -- Trials did not complete: [train_cifar_86dca_00014]\n"
+        "2025-10-01 18:03:29,107\tINFO tune.py:1041 -- Total run time: 1752.87 seconds (1752.17 seconds for the "
+        "tuning loop).\n");
+  json j = json::parse(Triage("--json tune.log").out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 5);
+}
+
 TEST_F(TriageE2eTest, AWatchdogThatFoundACudaErrorIsTheRootNotAFollowUp) {
   // The NCCL watchdog polled its work and found the device fault (C10_CUDA_CHECK in
   // WorkNCCL::finishedGPUExecutionInternal): the first report of the error on the rank, not bookkeeping after

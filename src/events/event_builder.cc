@@ -582,8 +582,14 @@ void EventBuilder::Add(const LineView& line) {
     // No exception shape and no error words: a status line of another
     // process ("Loading extension module utils..."), not a raised error
     // whose type the parser does not know (RayTaskError(RuntimeError): ...).
-    ps.tentative_exception = !exception_shape && !Contains(msg, "Error") && !Contains(msg, "Exception") &&
-                             !Contains(msg, "error") && !Contains(msg, ": ");
+    // Nor is a record with its own logger header at WARNING level or below, whatever its words (another
+    // rank's "[TensorRT-LLM][WARNING] prompt_embedding_table: expected dim[1] = 4096, ..." between this
+    // traceback's "File" line and its source line): if the traceback goes on right under it, it was another
+    // writer's record.
+    ps.tentative_exception = !exception_shape &&
+                             ((!Contains(msg, "Error") && !Contains(msg, "Exception") && !Contains(msg, "error") &&
+                               !Contains(msg, ": ")) ||
+                              LoggedBelowError(p));
     if (ps.tentative_exception) {
       ps.before_exception = ps.pending.message;
       ps.before_where = ps.pending.where;

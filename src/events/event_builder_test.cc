@@ -1004,5 +1004,24 @@ TEST(EventBuilderTest, AnExceptionLineThatQuotesAFrameStillEndsATraceback) {
   EXPECT_EQ(h.events[0].exception, "RuntimeError");
 }
 
+TEST(EventBuilderTest, AnotherWritersWarningRecordInsideATracebackDoesNotEndIt) {
+  // tests/real/trtllm-run-py-mixtral-tp4-max-multimodal-len-prompt-embedding-table-invalid-shape: another
+  // rank's "[TensorRT-LLM][WARNING] ..." record lands between a frame line and its source line. It has words
+  // like an exception message (": "), but the traceback goes on right under it: the assertion is the exception.
+  Harness h;
+  h.Feed({
+      "Traceback (most recent call last):",
+      "  File \"/app/examples/run.py\", line 595, in <module>",
+      "[TensorRT-LLM][WARNING] prompt_embedding_table: expected dim[1] = 4096, provided dim[1] = 1024",
+      "    main(args)",
+      "  File \"/app/examples/run.py\", line 426, in main",
+      "    outputs = runner.generate(",
+      "RuntimeError: [TensorRT-LLM][ERROR] Assertion failed: Tensor 'prompt_embedding_table' has invalid shape",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 7);
+  EXPECT_EQ(h.events[0].exception, "RuntimeError");
+}
+
 }  // namespace
 }  // namespace faultline::events
