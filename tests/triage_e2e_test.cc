@@ -859,6 +859,23 @@ TEST_F(TriageE2eTest, AFinalReportIsContradictedByAGenericCounterRisingAfterIt) 
             "healthy");
 }
 
+TEST_F(TriageE2eTest, AnIndentedPasteOfBarsRedrawnFromTheirOwnCarriageReturnIsStillDedented) {
+  // A real HF Trainer log stopped with Ctrl-C in a training step, indented as a whole (a Markdown code block);
+  // most of its first lines are bars that start with their own '\r' ("    \r 10%|..."), whose cleaned text
+  // starts at the bar: the blanks before the '\r' still count as the paste's indentation.
+  std::ifstream in(std::string(FAULTLINE_SOURCE_DIR) +
+                   "/tests/real/hf-trainer-gemma2-lora-keyboardinterrupt-in-training-step-epoch-0.06/train.log",
+                   std::ios::binary);
+  std::string indented, line;
+  while (std::getline(in, line)) indented += (line.empty() ? "" : "    ") + line + "\n";
+  ASSERT_GT(indented.size(), 100000u);
+  Write("indented.log", indented);
+  json j = json::parse(Triage("--json indented.log").out);
+  EXPECT_EQ(j["inputs"][0].value("wrappers", ""), "indented 4");
+  EXPECT_EQ(j["verdict"], "stalled");
+  EXPECT_EQ(j["last_phase"], "training");
+}
+
 TEST_F(TriageE2eTest, ALineSayingTheProcessExitedEndsTheJobButNeverExcusesACrashBeforeIt) {
   const std::string real = std::string(FAULTLINE_SOURCE_DIR) + "/tests/real/";
   // PALS's "Application ... resources:", `time`'s "real 42.30s" and W&B's footer after the run's last

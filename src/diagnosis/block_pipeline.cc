@@ -126,9 +126,12 @@ bool BlockPipeline::Read(ScannedBlock* out) {
         if (!seg_clean.empty()) sample_.emplace_back(seg_clean);
       } else if (!raw.empty()) {
         if (input::NeedsCleaning(raw)) {
-          seg_clean.clear();
+          // The blanks before a bare bar's first '\r' are a paste's indentation, when it has one
+          // ("    \r 10%|█ ..."): the redraw does not take them from the sample.
+          seg_clean.assign(cr == std::string_view::npos ? std::string_view() : seg);
+          const size_t indentation = seg_clean.size();
           input::CleanLineInto(raw, &seg_clean);
-          if (!seg_clean.empty()) sample_.emplace_back(seg_clean);
+          if (seg_clean.size() > indentation) sample_.emplace_back(seg_clean);
         } else {
           sample_.emplace_back(raw);
         }
