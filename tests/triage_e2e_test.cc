@@ -1078,6 +1078,27 @@ TEST_F(TriageE2eTest, RayJobsExitCodeStatusMessageIsNotTheRootOfTheLogTailUnderI
   EXPECT_EQ(j["root_cause"]["line"], 9);
 }
 
+TEST_F(TriageE2eTest, PythonDashMOfAMissingModuleIsTheRootNotMpirunsExitBox) {
+  // runpy's "<python>: No module named run" (python -m of a module not on the path) on both ranks, then Open
+  // MPI's exit boxes (tests/real/mpirun-python-m-run-no-module-named-run-two-ranks).
+  Write("mpirun.log",
+        "/usr/bin/python3: No module named run\n"
+        "/usr/bin/python3: No module named run\n"
+        "--------------------------------------------------------------------------\n"
+        "Primary job  terminated normally, but 1 process returned\n"
+        "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+        "--------------------------------------------------------------------------\n"
+        "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+        "the job to be terminated. The first process to do so was:\n"
+        "\n"
+        "  Process name: [[47051,1],1]\n"
+        "  Exit code:    1\n");
+  json j = json::parse(Triage("--json mpirun.log").out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 1);
+  EXPECT_EQ(j["root_cause"]["rule"], "python.run-module-not-found");
+}
+
 TEST_F(TriageE2eTest, TunesTrialsDidNotCompleteRulesOutRecoveryByItsTotalRunTime) {
   // Ray Tune logs a failed trial's traceback, goes on with the other trials, then prints "Trials did not
   // complete: [...]" and "Total run time: ..." (a completion marker): the trial's error was not recovered from
