@@ -1142,6 +1142,31 @@ TEST_F(TriageE2eTest, AWatchdogThatFoundACudaErrorIsTheRootNotAFollowUp) {
   EXPECT_TRUE(t["root_cause"].is_null());
 }
 
+TEST_F(TriageE2eTest, NcclsCallSiteWarnBeatsCudachecksRepeatOfItsError) {
+  // RCCL's transport/p2p.cc names the failed call ("hipIpcGetMemHandle failed : invalid argument"), then
+  // CUDACHECK repeats the error alone ("Cuda failure 'invalid argument'"): the call site is the root
+  // (tests/real/torchrun-rocm-mi100-rccl-p2p-hipipcgetmemhandle-invalid-argument-ddp-init-distbackenderror).
+  Write("p2p.log",
+        "UVOSLinux:19403:19416 [1] NCCL INFO P2P Chunksize set to 131072\n"
+        "\n"
+        "UVOSLinux:19403:19417 [1] /usr/src/debug/rccl/build/hipify/src/transport/p2p.cc:235 NCCL WARN "
+        "hipIpcGetMemHandle failed : invalid argument\n"
+        "\n"
+        "UVOSLinux:19403:19417 [1] /usr/src/debug/rccl/build/hipify/src/transport/p2p.cc:237 NCCL WARN Cuda failure "
+        "'invalid argument'\n"
+        "UVOSLinux:19403:19417 [1] NCCL INFO /usr/src/debug/rccl/build/hipify/src/transport/p2p.cc:646 -> 1\n");
+  json j = json::parse(Triage("--json p2p.log").out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 3);
+  // A WARN with another error string before it is not its call site: the repeat stays the root.
+  Write("other.log",
+        "UVOSLinux:19402:19402 [0] /usr/src/debug/rccl/build/hipify/src/init.cc:136 NCCL WARN Missing \"iommu=pt\" "
+        "from kernel command line which can lead to system instablity or hang!\n"
+        "UVOSLinux:19402:19402 [0] enqueue.cc:1528 NCCL WARN Cuda failure 'invalid argument'\n");
+  json o = json::parse(Triage("--json other.log").out);
+  EXPECT_EQ(o["root_cause"]["line"], 2);
+}
+
 TEST_F(TriageE2eTest, DeepSpeedLaunchersSigintIsAStopNotItsKillingSubprocessSummary) {
   // deepspeed/launcher/launch.py sigkill_handler logs "Main process received SIGINT, exiting" only when no rank
   // had failed: the launcher itself was interrupted; its "Killing subprocess" lines are the cleanup

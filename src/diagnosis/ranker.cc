@@ -479,6 +479,33 @@ std::optional<size_t> WholeCopyOf(size_t root, const std::vector<size_t>& order,
   return std::nullopt;
 }
 
+
+// NCCL reports a failed CUDA (HIP) call twice: its call site's WARN names the
+// call and the runtime's error string, then CUDACHECK's generic WARN repeats
+// the error alone (src/include/checks.h: WARN("Cuda failure '%s'",
+// cudaGetErrorString(err)); RCCL's transport/p2p.cc prints "hipIpcGetMemHandle
+// failed : invalid argument", then "Cuda failure 'invalid argument'"). When the
+// root is that repeat, the call site's WARN just above it in the same process,
+// carrying the same error string, says which call failed.
+std::optional<size_t> CallSiteOf(size_t root, const std::vector<size_t>& order, const std::vector<bool>& recovered,
+                                 const Findings& f) {
+  constexpr int64_t kWindow = 3;  // lines: the two WARNs are printed back to back, NCCL's blank line between
+  static const RE2 kRepeat(R"((?:Cuda|HIP) failure:? (?:\d+ )?'([^']+)')");
+  const auto& ev = f.events;
+  const Event& g = ev[root];
+  if (g.kind != EventKind::kNcclWarn) return std::nullopt;
+  std::string error;
+  if (!RE2::PartialMatch(g.message, kRepeat, &error) || error.empty()) return std::nullopt;
+  std::optional<size_t> site;
+  for (size_t j : order) {
+    const Event& e = ev[j];
+    if (j == root || recovered[j] || e.kind != EventKind::kNcclWarn || !SameProcess(e, g)) continue;
+    if (e.where.line >= g.where.line || e.where.line < g.where.line - kWindow) continue;
+    if (RE2::PartialMatch(e.message, kRepeat) || e.message.find(error) == std::string::npos) continue;
+    if (!site || e.where.line > ev[*site].where.line) site = j;
+  }
+  return site;
+}
 }  // namespace
 
 Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
@@ -671,6 +698,12 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     }
     if (r.stop) ListStopConsequences(f, rules, stopped, &r);
     return r;
+  }
+  if (auto site = CallSiteOf(*r.root, r.order, recovered, f)) {
+    r.why.push_back(fmt::format("the NCCL WARN at {} is CUDACHECK's repeat of the CUDA error; the WARN at {} just "
+                                "before it names the call that failed",
+                                Where(ev[*r.root]), Where(ev[*site])));
+    r.root = site;
   }
   std::optional<size_t> wrapper;
   if (IsGeneric(ev[*r.root], rules)) {
