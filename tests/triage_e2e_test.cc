@@ -238,6 +238,52 @@ TEST_F(TriageE2eTest, AMessageCutMidPhraseGoesOnOnTheNextLine) {
   EXPECT_EQ(j["root_cause"]["line"], 1);
 }
 
+TEST_F(TriageE2eTest, VllmsWarningThatItsCExtensionFailedToImportExplainsTheMissingOp) {
+  // tests/real/vllm-cpu-macos-nightly-wheel-torch-abi-c-extension-dlopen-warning-then-opnamespace-attributeerror:
+  // vLLM records pasted without their time; the import failure is only a WARNING, the AttributeError of the
+  // op it did not register is its consequence.
+  Write("vllm.log",
+        "WARNING [cpu.py:459] Failed to import from vllm._C: ImportError(\n"
+        "  'dlopen(.../site-packages/vllm/_C.abi3.so, 0x0002): Symbol not found:\n"
+        "   __ZN3c104impl3cow23materialize_cow_storageERNS_11StorageImplE\n"
+        "   Referenced from: .../site-packages/vllm/_C.abi3.so\n"
+        "   Expected in:     .../site-packages/torch/lib/libc10.dylib')\n"
+        "\n"
+        "ERROR [multiproc_executor.py:912] WorkerProc failed to start.\n"
+        "ERROR [multiproc_executor.py:912]   File \".../vllm/v1/worker/cpu_worker.py\", line 71, in __init__\n"
+        "ERROR [multiproc_executor.py:912]     torch.ops._C.init_cpu_memory_env([memory_node])\n"
+        "ERROR [multiproc_executor.py:912] AttributeError: '_OpNamespace' '_C' object has no attribute "
+        "'init_cpu_memory_env'\n"
+        "\n"
+        "RuntimeError: Engine core initialization failed. See root cause above.\n"
+        "  Failed core proc(s): {'EngineCore': 1}\n");
+  CommandResult r = Triage("--json vllm.log");
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 1) << r.out;
+}
+
+TEST_F(TriageE2eTest, TensorRtsCudaRuntimeErrorBeatsTheTracebackCutAfterIt) {
+  // tests/real/trtllm-kserve-caii-llama-33-70b-tp2-l40s-engine-build-trt-cuda-runtime-out-of-memory: TensorRT's
+  // first "Error Code 1: Cuda Runtime (out of memory)" is the root cause, not the traceback the paste cut after
+  // its first line (rules/cuda.yaml cuda.tensorrt-cuda-runtime-error).
+  Write("trtllm-build.log",
+        "INFO 2025-11-07 17:37:10.695 build_utils.py:239] Total time of reading and converting rank0 checkpoint: "
+        "32.43 s\n"
+        "[11/07/2025-17:42:27] [TRT] [E] [resizingAllocator.cpp::allocate::78] Error Code 1: Cuda Runtime (out of "
+        "memory)\n"
+        "[11/07/2025-17:42:32] [TRT] [E] [myelinResourceManager.cpp::allocate::196] Error Code 2: OutOfMemory "
+        "(Requested size was 71603093760 bytes.)\n"
+        "Traceback (most recent call last):\n");
+  CommandResult r = Triage("--json trtllm-build.log");
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["root_cause"]["line"], 2) << r.out;
+  const std::string m = j["root_cause"]["message"];
+  EXPECT_NE(m.find("Error Code 1: Cuda Runtime (out of memory)"), std::string::npos) << m;
+}
+
 TEST_F(TriageE2eTest, DirectoryOfPerRankLogsIsMergedByTimestamp) {
   // rank1.log sorts after rank0.log but its error happened first.
   Write("rank0.log",

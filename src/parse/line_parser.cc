@@ -288,7 +288,31 @@ bool VllmHeader(sv s, size_t* pos, ParsedLine* out) {
   if (level == Level::kUnknown) return false;
   size_t q = sp + 1;
   int mo = Fixed(s, q, 2), d = Fixed(s, q + 3, 2);
-  if (mo < 0 || d < 0 || q + 15 > s.size() || s[q + 2] != '-' || s[q + 5] != ' ') return false;
+  if (mo < 0 || d < 0 || q + 15 > s.size() || s[q + 2] != '-' || s[q + 5] != ' ') {
+    // vLLM's record without its time ("ERROR [multiproc_executor.py:912] msg"): a paste that cut the
+    // "MM-DD HH:MM:SS " out, or a logging config without asctime. Only a "[file.py:line]" source in
+    // brackets right after the level makes it one.
+    if (q >= s.size() || s[q] != '[') return false;
+    size_t close = s.find(']', q + 1);
+    if (close == sv::npos || close - q > 80) return false;
+    sv src = s.substr(q + 1, close - q - 1);
+    size_t colon = src.rfind(':');
+    if (colon == sv::npos || colon < 4 || src.substr(colon - 3, 3) != ".py" || colon + 1 == src.size()) return false;
+    for (size_t i = colon + 1; i < src.size(); ++i) {
+      if (!IsDigit(src[i])) return false;
+    }
+    for (size_t i = 0; i < colon; ++i) {
+      char c = src[i];
+      if (!(IsAlpha(c) || IsDigit(c) || c == '_' || c == '.' || c == '/' || c == '-')) return false;
+    }
+    out->level = level;
+    out->source = src;
+    out->format = "vllm";
+    q = close + 1;
+    if (q < s.size() && s[q] == ' ') ++q;
+    *pos = q;
+    return true;
+  }
   Timestamp t;
   if (!ClockAt(s, q + 6, &t)) return false;
   t.month = mo;

@@ -23,6 +23,23 @@ TEST(LineParserTest, VllmWorkerPrefixAndHeader) {
   EXPECT_EQ(p.time.second, 10);
 }
 
+TEST(LineParserTest, VllmHeaderWithoutItsTime) {
+  // A vLLM record pasted with its "MM-DD HH:MM:SS " cut out (real lines, an LMCache CI write-up).
+  auto p = ParseLine(
+      "ERROR [multiproc_executor.py:912] AttributeError: '_OpNamespace' '_C' object has no attribute "
+      "'init_cpu_memory_env'");
+  EXPECT_EQ(p.level, Level::kError);
+  EXPECT_EQ(p.source, "multiproc_executor.py:912");
+  EXPECT_EQ(p.message, "AttributeError: '_OpNamespace' '_C' object has no attribute 'init_cpu_memory_env'");
+  EXPECT_FALSE(p.time.valid);
+  auto frame = ParseLine("ERROR [multiproc_executor.py:912]   File \".../vllm/v1/worker/cpu_worker.py\", line 71, in __init__");
+  EXPECT_EQ(frame.message, "  File \".../vllm/v1/worker/cpu_worker.py\", line 71, in __init__");
+  EXPECT_EQ(ParseLine("WARNING [cpu.py:459] Failed to import from vllm._C: ImportError(").level, Level::kWarning);
+  // A bracket that is no "file.py:line" source is text.
+  EXPECT_EQ(ParseLine("ERROR [the build] failed").level, Level::kUnknown);
+  EXPECT_EQ(ParseLine("INFO [step 3] loss 0.1").level, Level::kUnknown);
+}
+
 TEST(LineParserTest, TracebackFrameKeepsIndentation) {
   auto p =
       ParseLine("(EngineCore_DP1 pid=6688) ERROR 05-09 15:15:10 [core.py:1136]   File \"/x/core.py\", line 5, in f");
