@@ -284,6 +284,22 @@ TEST_F(TriageE2eTest, TensorRtsCudaRuntimeErrorBeatsTheTracebackCutAfterIt) {
   EXPECT_NE(m.find("Error Code 1: Cuda Runtime (out of memory)"), std::string::npos) << m;
 }
 
+TEST_F(TriageE2eTest, AGoCliUnknownFlagUnderSystemdIsTheRootCauseOfTheServicesExit) {
+  // tests/real/ollama-journald-systemd-unit-serve-unknown-flag-host-restart-loop (real journald lines): cobra's
+  // "Error: unknown flag: --host" is the error; systemd's "Main process exited" is its summary.
+  Write("journal.log",
+        "Jan 06 17:40:00 ubuntu-server systemd[1]: Started ollama.service - Ollama Service.\n"
+        "Jan 06 17:40:00 ubuntu-server ollama[269589]: Error: unknown flag: --host\n"
+        "Jan 06 17:40:00 ubuntu-server systemd[1]: ollama.service: Main process exited, code=exited, "
+        "status=1/FAILURE\n"
+        "Jan 06 17:40:00 ubuntu-server systemd[1]: ollama.service: Failed with result 'exit-code'.\n");
+  CommandResult r = Triage("--json journal.log");
+  ASSERT_EQ(r.exit_code, 1) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 2) << r.out;
+}
+
 TEST_F(TriageE2eTest, DirectoryOfPerRankLogsIsMergedByTimestamp) {
   // rank1.log sorts after rank0.log but its error happened first.
   Write("rank0.log",
