@@ -1229,6 +1229,30 @@ TEST_F(TriageE2eTest, NcclsCallSiteWarnBeatsCudachecksRepeatOfItsError) {
   EXPECT_EQ(o["root_cause"]["line"], 2);
 }
 
+TEST_F(TriageE2eTest, AGpuHangBeforeTheWatchdogStopIsTheRootNotRecoveredByTheStopsOwnLine) {
+  // The ROCm runtime reports the hang once per agent and aborts; the shell's prompt then glues to a rank's
+  // watchdog timeout (a stop, and a training mark by its sequence number) in the same unprefixed stream
+  // (tests/real/accelerate-axolotl-mi300x-8-ranks-hw-exception-gpu-hang-step-366-then-reduce-scatter-watchdog).
+  // The stop's own line is no progress after the hang, and the run's first report is the root.
+  Write("hang.log",
+        "{'loss': 0.4589, 'grad_norm': 1.0493940198290594, 'learning_rate': 5.284132841328413e-06, 'epoch': 1.22}\n"
+        "HW Exception by GPU node-9 (Agent handle: 0x631351bb5a20) reason :GPU Hang\n"
+        "HW Exception by GPU node-9 (Agent handle: 0x64ff272d8ab0) reason :GPU Hang\n"
+        "HW Exception by GPU node-9 (Agent handle: 0x565d634d8610) reason :GPU Hang\n"
+        "Aborted (core dumped)\n"
+        "(axolotl) 134 hotaisle@ENC1-CLS01-SVR14:~/shisa-v2/train/ablations$ [rank2]:[E1109 16:13:20.222288244 "
+        "ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=500045, "
+        "OpType=_REDUCE_SCATTER_BASE, NumelIn=67108864, NumelOut=8388608, Timeout(ms)=600000) ran for 600038 "
+        "milliseconds before timing out.\n"
+        "[rank7]:[E1109 16:13:20.230357202 ProcessGroupNCCL.cpp:616] [Rank 7] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=500045, OpType=_REDUCE_SCATTER_BASE, NumelIn=67108864, NumelOut=8388608, "
+        "Timeout(ms)=600000) ran for 600046 milliseconds before timing out.\n");
+  json j = json::parse(Triage("--json hang.log").out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 2);
+  EXPECT_EQ(j["root_cause"]["rule"], "rocm.hw-exception");
+}
+
 TEST_F(TriageE2eTest, DeepSpeedLaunchersSigintIsAStopNotItsKillingSubprocessSummary) {
   // deepspeed/launcher/launch.py sigkill_handler logs "Main process received SIGINT, exiting" only when no rank
   // had failed: the launcher itself was interrupted; its "Killing subprocess" lines are the cleanup

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <memory>
 
 #include "rules/rule_loader.h"
@@ -240,6 +241,8 @@ std::optional<size_t> ExplainedBy(size_t root, const std::vector<size_t>& order,
   const auto& ev = f.events;
   const Event& g = ev[root];
   std::optional<size_t> best, after;
+  std::optional<size_t> best_sig;  // the signature of best, while the run of its reports is unbroken
+  bool run_open = false;
   const auto root_sig = FirstRuleOfKind(g, rules, RuleKind::kSignature);
   std::map<size_t, std::unique_ptr<RE2>> compiled;  // per rule: many events may carry the same one
   // The first line after the root that holds another event of its file (0: none), found once rather than
@@ -266,13 +269,20 @@ std::optional<size_t> ExplainedBy(size_t root, const std::vector<size_t>& order,
     }
     if (!(SameProcess(e, g) || UnprefixedBeside(e, g) || UnprefixedBeside(g, e))) continue;
     auto sig = FirstRuleOfKind(e, rules, RuleKind::kSignature);
+    // A run of reports of one signature with nothing else of the process between them (the ROCm
+    // runtime's "HW Exception by GPU node-9 ..." once per agent) is one error: its first line is where it
+    // was reported, so the run keeps its first report.
+    const bool continues_run = run_open && sig && best_sig && *sig == *best_sig && !later;
+    if (!continues_run) run_open = false;
     if (!sig || rules.rules()[*sig].explains.empty() || sig == root_sig) continue;  // not a copy of itself
     auto& re = compiled[*sig];
     if (!re) re = std::make_unique<RE2>(rules.rules()[*sig].explains, RE2::Quiet);
     const RE2& explains = *re;
     bool hit = RE2::PartialMatch(g.message, explains);
     for (const auto& c : g.chain) hit = hit || RE2::PartialMatch(c, explains);
-    if (hit) (later ? after : best) = j;
+    if (!hit || continues_run) continue;
+    (later ? after : best) = j;
+    if (!later) best_sig = sig, run_open = true;
   }
   return best ? best : after;
 }
@@ -519,6 +529,11 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
 
   // Recovered: the same process reached ready/training after the error. A traceback Python's
   // unraisable hook printed ("Exception ignored in: ...") was swallowed: the process went on.
+  // A mark on a stop's own line is no going on: NCCL's watchdog reporting the collective it gave up on
+  // (WorkNCCL(SeqNum=500045, ...) ran for 600038 milliseconds) says where the process was stuck since the
+  // error, not that it went on after it.
+  std::set<std::pair<int, int64_t>> stop_lines;
+  for (const auto& s : f.stops) stop_lines.emplace(s.where.file, s.where.line);
   std::vector<bool> recovered(ev.size(), false);
   for (size_t i = 0; i < ev.size(); ++i) {
     if (ev[i].ignored) recovered[i] = true;
@@ -543,6 +558,7 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
       if (!later_mark && IsTracebackFrame(ph.where.text)) continue;  // where an error was raised
       const events::LineInfo& mark = later_mark ? ph.last : ph.where;
       const parse::Timestamp& mark_time = later_mark ? ph.last_time : ph.time;
+      if (stop_lines.count({mark.file, mark.line}) > 0) continue;
       // A line that says only that the process ended (exit_only) follows a crash too: no recovery.
       if (ph.completes && rules.rules()[ph.rule].exit_only) continue;
       // Training progress after a traceback that ended its process is not that process going on: in a
