@@ -645,6 +645,28 @@ TEST_F(TriageE2eTest, AVllmWorkersCollectiveTimeoutMillionsOfCollectivesInIsASer
   EXPECT_EQ(bare["last_phase"], "training");
 }
 
+TEST_F(TriageE2eTest, AWhatlessTerminateRightAboveTheWatchdogsTimeoutIsTheWatchdogsOwnException) {
+  // kohya_ss (torch 2.6 under accelerate): std::terminate's header reached the stream before the watchdog's
+  // logged line that is its what(); the first step's all-reduce hung and the watchdog took the rank down.
+  const std::string watchdog =
+      "[rank0]:[E212 20:45:01.825869991 ProcessGroupNCCL.cpp:1895] [PG ID 0 PG GUID 0(default_pg) Rank 0] Process "
+      "group watchdog thread terminated with exception: [Rank 0] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=25, OpType=ALLREDUCE, NumelIn=40960, NumelOut=40960, Timeout(ms)=600000) ran for 600066 "
+      "milliseconds before timing out.\n"
+      "Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:632 (most "
+      "recent call first):\n";
+  Write("watchdog.log", "terminate called after throwing an instance of 'c10::DistBackendError'\n" + watchdog);
+  json j = json::parse(Triage("--json watchdog.log").out);
+  EXPECT_EQ(j["verdict"], "stalled");
+  EXPECT_EQ(j["last_phase"], "training");
+  // A terminate with its what() is an error of its own, before the timeout that follows it.
+  Write("own.log",
+        "terminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: an illegal memory access "
+        "was encountered\n" + watchdog);
+  json own = json::parse(Triage("--json own.log").out);
+  EXPECT_EQ(own["verdict"], "failure");
+}
+
 TEST_F(TriageE2eTest, SessionElevenRoundTwoPhaseMarksNameWhereAStalledJobWas) {
   auto phase = [&](const std::string& name, const std::string& text) {
     Write(name, text);

@@ -381,6 +381,17 @@ std::vector<bool> AfterStop(const Findings& f, const rules::RuleSet& rules, bool
       after[i] = false;
       continue;
     }
+    // A C++ terminate whose report has no what() line ("terminate called after throwing an instance of
+    // 'c10::DistBackendError'" alone), right above the stop's line in the same file, is the stop's own
+    // exception printed out of order: ProcessGroupNCCL's watchdog logs "Process group watchdog thread
+    // terminated with exception: ... Watchdog caught collective operation timeout ..." and rethrows it, and
+    // std::terminate's header can reach a shared stream (torchrun's rank prefixes, a tee) before the
+    // logged line, whose text is the missing what().
+    if (e.kind == EventKind::kCxxTerminate && e.where.file == stop.where.file && e.where.line < stop.where.line &&
+        stop.where.line - e.where.line <= 2 && e.message.rfind("terminate called after throwing an instance of", 0) == 0) {
+      after[i] = true;
+      continue;
+    }
     // A chained traceback whose later exception is the stop (vLLM's "TimeoutError: RPC call to
     // execute_model timed out." raised from the queue's bare TimeoutError) is the stop itself: the
     // exceptions before it in the chain are how the timeout was raised.
