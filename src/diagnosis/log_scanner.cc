@@ -569,14 +569,23 @@ class Scanner {
     const std::string total = CaptureOf(caps, "total");
     if (total.empty() || total != step || total == "1") return;
     auto it = findings_->last_generic_progress.find(p.process);
-    if (it != findings_->last_generic_progress.end()) return;  // a counter of its process already rose
-    ProgressMark& mark = findings_->last_generic_progress.emplace(std::string(p.process), ProgressMark()).first->second;
+    // A counter of its process already rose. Unless it stands at this very step without a total: then this
+    // line (a script's per-step readouts "trail_delta step:2850 ..." before its final "step:2850/2850
+    // val_loss:...") is that counter's run reaching its declared total, and becomes the process's last mark
+    // (no lone first sight: the other counter's progress corroborates it).
+    const bool same_step_untotalled =
+        it != findings_->last_generic_progress.end() && it->second.step == step && it->second.total.empty();
+    if (it != findings_->last_generic_progress.end() && !same_step_untotalled) return;
+    ProgressMark& mark = same_step_untotalled
+                             ? it->second
+                             : findings_->last_generic_progress.emplace(std::string(p.process), ProgressMark()).first->second;
     mark.where = LineInfo{file_, line_no, std::string(p.text.substr(0, 400))};
     mark.time = p.time;
     mark.step = step;
     mark.total = total;
+    mark.final_only = false;
     mark.ends_at_total = true;
-    mark.lone = true;
+    mark.lone = !same_step_untotalled;
   }
 
   void AddStop(size_t id, const parse::ParsedLine& p, int64_t line_no) {

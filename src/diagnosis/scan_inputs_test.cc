@@ -453,6 +453,72 @@ TEST(TriageTest, AnEpochEvaluationAtItsTotalEndsTheRun) {
   EXPECT_EQ(stalled->last_phase.value_or(""), "training");
 }
 
+// Writes the first lines of `log` to a temporary file, up to (not including) the first line that contains
+// `stop`; returns that file's path, or an empty path when `stop` is not found.
+static fs::path CutBefore(const fs::path& log, const std::string& stop, const std::string& name) {
+  std::FILE* in = std::fopen(log.c_str(), "r");
+  if (!in) return {};
+  const fs::path cut = fs::path(::testing::TempDir()) / name;
+  std::FILE* out = std::fopen(cut.c_str(), "w");
+  bool found = false;
+  char buf[65536];
+  while (out && std::fgets(buf, sizeof buf, in)) {
+    if (std::string(buf).find(stop) != std::string::npos) {
+      found = true;
+      break;
+    }
+    std::fputs(buf, out);
+  }
+  std::fclose(in);
+  if (out) std::fclose(out);
+  return found ? cut : fs::path();
+}
+
+TEST(TriageTest, ACounterFirstSeenAtItsTotalWhereAnotherCounterStandsEndsTheRun) {
+  // modded-nanogpt: readouts "trail_delta step:2850 ..." (a step counter without a total) at the last step,
+  // then the final "step:2850/2850 val_loss:..." (another rule's counter, first seen, at its total) at the
+  // same step: the run reached its declared total.
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "torchrun-modded-nanogpt-track3-final-val-step-at-total-after-same-step-readout-lines-healthy" /
+                       "tail_phase_readout_2850_seed9.txt";
+  TriageOptions whole;
+  whole.inputs = {log.string()};
+  auto full = Triage(whole);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->verdict, report::Verdict::kHealthy);
+
+  const fs::path cut = CutBefore(log, "step:2850/2850 val_loss", "same-step-total-cut.log");
+  ASSERT_FALSE(cut.empty());
+  TriageOptions cut_options;
+  cut_options.inputs = {cut.string()};
+  auto stalled = Triage(cut_options);
+  ASSERT_TRUE(stalled.ok());
+  EXPECT_EQ(stalled->verdict, report::Verdict::kStalled);
+  EXPECT_EQ(stalled->last_phase.value_or(""), "training");
+}
+
+TEST(TriageTest, ProcessGroupsDestroyedAtExitEndATrainingRun) {
+  // torchtitan RL: steps 0-49 of 50, then each rank's "destroy_process_group() was not called before program
+  // exit" (ProcessGroupNCCL's destructor at interpreter exit): the processes exited, the run ended.
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "torchtitan-monarch-rl-ppo-qwen3-50-steps-cute-dsl-import-warnings-pg-not-destroyed-at-exit-healthy" /
+                       "run.log";
+  TriageOptions whole;
+  whole.inputs = {log.string()};
+  auto full = Triage(whole);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->verdict, report::Verdict::kHealthy);
+
+  const fs::path cut = CutBefore(log, "destroy_process_group() was not called", "pg-destroyed-cut.log");
+  ASSERT_FALSE(cut.empty());
+  TriageOptions cut_options;
+  cut_options.inputs = {cut.string()};
+  auto stalled = Triage(cut_options);
+  ASSERT_TRUE(stalled.ok());
+  EXPECT_EQ(stalled->verdict, report::Verdict::kStalled);
+  EXPECT_EQ(stalled->last_phase.value_or(""), "training");
+}
+
 TEST(ScanInputsTest, EventCapKeepsTheEarliestAcrossFiles) {
   Findings into;
   for (int file = 0; file < 3; ++file) {
