@@ -87,6 +87,28 @@ bool IsFrameLine(std::string_view msg) {
                     Contains(rest, "\u201d, Line "));
 }
 
+// Windows PowerShell (5.1) turns the first line a native command writes to a redirected stderr into an
+// error record, printed as "NAME : LINE" (the command's name as invoked: "python", "python.exe") followed by
+// the record's position block (PowerShell's FormatEnumerationLimit-free default view, e.g.
+//   python : Traceback (most recent call last):
+//   At line:1 char:1            (localized: "所在位置 行:1 字符: 1", "위치 ...:97 문자:9")
+//   + python train.py 2>&1 ...
+//   + ~~~~~~~~~~~~~~~~~~~~~
+//       + CategoryInfo          : NotSpecified: (Traceback (most recent call last)::String) [], RemoteException
+//       + FullyQualifiedErrorId : NativeCommandError
+// then the rest of stderr as it was. True for such a traceback header.
+bool IsPowerShellRecordHeader(std::string_view msg) {
+  static constexpr std::string_view kHeader = " : Traceback (most recent call last):";
+  const size_t at = msg.find(kHeader);
+  if (at == std::string_view::npos || at == 0) return false;
+  return msg.substr(0, at).find_first_of(" \t") == std::string_view::npos;
+}
+
+std::string_view TrimLeft(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  return s;
+}
+
 // Python 3.11's caret run ("^^^^~~~") at the start of a line: when ranks write one stream at once, one
 // rank's caret line runs on into another's next line ("^^^^^  File ...", "^^^IsADirectoryError^: ...").
 size_t LeadingCaretRun(std::string_view msg) {
@@ -355,6 +377,7 @@ void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
   e.where = Info(line);  // until the exception line is seen
   e.logged = LoggedBelowError(p);
   ps.traceback_indent = LeadingBlanks(p.message);
+  ps.powershell_record_lines = IsPowerShellRecordHeader(p.message) ? kMaxPowerShellRecordLines : 0;
   e.chained = ps.chain_marker_line >= 0 && e.where.line - ps.chain_marker_line <= 3;
   ps.chain_marker_line = -1;
   e.ignored = ps.ignored_line >= 0 && e.where.line - ps.ignored_line <= 2;
@@ -523,6 +546,20 @@ void EventBuilder::Add(const LineView& line) {
   const bool orphan_frame = (ps.state == State::kIdle || debris_pending) && (!ps.has_pending || debris_pending) &&
                             !ps.in_warning && (line.structure & kFrameLine) && IsFrameLine(msg);
 
+  if (ps.state == State::kInTraceback && ps.powershell_record_lines > 0) {
+    // PowerShell's error record between the header and the first frame: its lines are no exception line
+    // (the localized position line "At line:1 char:1", "所在位置 行:1 字符: 72", ...), up to its
+    // FullyQualifiedErrorId line. A frame line ends it early: the record was not printed.
+    if (IsFrameLine(TrimLeft(msg))) {
+      ps.powershell_record_lines = 0;
+    } else {
+      --ps.powershell_record_lines;
+      if (TrimLeft(msg).starts_with("+ FullyQualifiedErrorId")) ps.powershell_record_lines = 0;
+      AddContext(ps.pending, line);
+      UpdateOpen(ps);
+      return;
+    }
+  }
   if (ps.state == State::kInTraceback) {
     if (ps.traceback_indent > 0 && !msg.empty() && LeadingBlanks(msg) >= ps.traceback_indent) {
       // An indented traceback: its own column 0 is the indent of its start line.
@@ -709,6 +746,12 @@ void EventBuilder::Add(const LineView& line) {
     const std::string_view lead = msg.substr(std::min(msg.size(), LeadingBlanks(msg)));
     const int64_t at = Info(line).line;
     if (lead.starts_with("Exception ignored in")) ps.ignored_line = at;
+    // CPython Lib/site.py execsitecustomize() / execusercustomize(): a sitecustomize (or usercustomize) module
+    // that raised on import is reported as "Error in sitecustomize; set PYTHONVERBOSE for traceback:" and the
+    // exception's "TYPE: message" on the next line, and Python starts anyway: that exception ended nothing.
+    if (lead.starts_with("Error in sitecustomize; set PYTHONVERBOSE") ||
+        lead.starts_with("Error in usercustomize; set PYTHONVERBOSE"))
+      ps.ignored_line = at;
     if (lead.starts_with("Task exception was never retrieved")) ps.late_report_line = at;
     // CPython logging's Handler.handleError (a record that could not be written: a console that
     // cannot encode it, a closed stream): "--- Logging error ---", the traceback, then "Call stack:"

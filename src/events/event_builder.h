@@ -40,6 +40,7 @@ class EventBuilder {
   static constexpr size_t kMaxContextLines = 80;
   static constexpr int kMaxContinuationLines = 12;
   static constexpr int kMaxInterleavedRecords = 20;  // INFO records held inside one open traceback
+  static constexpr int kMaxPowerShellRecordLines = 10;  // lines of PowerShell's error record under a header
   using Sink = std::function<void(Event&&)>;
   explicit EventBuilder(Sink sink) : sink_(std::move(sink)) {}
 
@@ -111,6 +112,11 @@ class EventBuilder {
     // The open chain's message so far is a control-flow exception (LineView::control_flow): the next
     // exception of the chain, raised while handling it, takes the message.
     bool message_is_control_flow = false;
+    // The open traceback's header came as Windows PowerShell renders a native command's first stderr line
+    // ("python : Traceback (most recent call last):"): the lines of PowerShell's error record under it (its
+    // position line, "+ " command excerpt and underline, "+ CategoryInfo ...", "+ FullyQualifiedErrorId :
+    // NativeCommandError") come before the first frame; this many may still be skipped.
+    int powershell_record_lines = 0;
   };
 
   void Emit(ProcessState& ps);

@@ -191,6 +191,71 @@ TEST(EventBuilderTest, AWhatLineWithoutItsTerminateHeaderIsStillATerminate) {
   EXPECT_TRUE(prose.events.empty());
 }
 
+// CPython's site.py reports a sitecustomize module that failed to import and starts the interpreter anyway
+// (a Vertex AI training container whose sitecustomize imports a package the image lacks, job succeeded):
+// the exception line under the report is no failure.
+TEST(EventBuilderTest, AnExceptionReportedBySiteForSitecustomizeIsIgnored) {
+  Harness h;
+  h.Feed({
+      "Error in sitecustomize; set PYTHONVERBOSE for traceback:",
+      "ModuleNotFoundError: No module named 'pythonjsonlogger'",
+      "Running command: pip3 install --user --upgrade --force-reinstall --no-deps tfm_trainer-2.2.0.tar.gz",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_TRUE(h.events[0].ignored);
+  // The same exception line with no such report before it still counts.
+  Harness plain;
+  plain.Feed({"Running command: python -m trainer.task", "ModuleNotFoundError: No module named 'pythonjsonlogger'"});
+  ASSERT_EQ(plain.events.size(), 1u);
+  EXPECT_FALSE(plain.events[0].ignored);
+}
+
+// Windows PowerShell prints a native command's first stderr line as an error record: "python : " before it
+// and the record's position block under it, before the traceback's first frame (a real console copy,
+// tests/real/powershell-python-c-unicodeencodeerror-gbk-nativecommanderror).
+TEST(EventBuilderTest, PowerShellsErrorRecordUnderATracebackHeaderIsNoExceptionLine) {
+  Harness h;
+  h.Feed({
+      "python : Traceback (most recent call last):",
+      "\u6240\u5728\u4f4d\u7f6e \u884c:1 \u5b57\u7b26: 72",
+      "+ ... ng=[Console]::OutputEncoding=[System.Text.Encoding]::UTF8;python -c \"",
+      "+                                                               ~~~~~~~~~~~",
+      "    + CategoryInfo          : NotSpecified: (Traceback (most recent call last)::String) [], RemoteException",
+      "    + FullyQualifiedErrorId : NativeCommandError",
+      " ",
+      "  File \"<string>\", line 7, in <module>",
+      "    print(f'ECHARTS_SRC = {js_escaped}')",
+      "UnicodeEncodeError: 'gbk' codec can't encode character '\\u25b6' in position 584520: illegal multibyte "
+      "sequence",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].kind, EventKind::kPythonTraceback);
+  EXPECT_EQ(h.events[0].where.line, 10);
+  EXPECT_EQ(h.events[0].exception, "UnicodeEncodeError");
+  // The English position line, and a record folded at the console width, the same.
+  Harness en;
+  en.Feed({
+      "python : Traceback (most recent call last):",
+      "At line:1 char:1",
+      "+ python train.py 2>&1 | Out-String | Set-Content out.txt",
+      "+ ~~~~~~~~~~~~~~~~~~~~~",
+      "    + CategoryInfo          : NotSpecified: (Traceback (most recent call last) ",
+      "   ::String) [], RemoteException",
+      "    + FullyQualifiedErrorId : NativeCommandError",
+      " ",
+      "  File \"train.py\", line 3, in <module>",
+      "    import torch",
+      "ModuleNotFoundError: No module named 'torch'",
+  });
+  ASSERT_EQ(en.events.size(), 1u);
+  EXPECT_EQ(en.events[0].where.line, 11);
+  // Without the "NAME : " header the line under a traceback header is still its exception line.
+  Harness plain;
+  plain.Feed({"Traceback (most recent call last):", "At line:1 char:1"});
+  ASSERT_EQ(plain.events.size(), 1u);
+  EXPECT_EQ(plain.events[0].where.line, 2);
+}
+
 // A Rust panic (TGI's router and launcher, tokenizers): std's default hook prints "thread 'NAME' panicked at
 // FILE:LINE:COL:" and the message on the lines under it (Rust 1.73+), or "panicked at 'MESSAGE', FILE" on one
 // line before; either is the program's uncaught error, a fatal exception event whose message goes on below.

@@ -27,7 +27,10 @@ const std::vector<std::pair<uint32_t, std::string>>& StructuralPatterns() {
       {kWarningHeader, R"(\.py:\d+: [A-Z]\w*Warning: )"},
       // (and CPython logging's Handler.handleError: "--- Logging error ---", the traceback, "Call stack:")
       // (and asyncio's report of a task that died unobserved: "Task exception was never retrieved")
-      {kIgnoredMarker, R"(Exception ignored in|--- Logging error ---|Call stack:|Task exception was never retrieved)"},
+      // (and CPython's site.py when sitecustomize / usercustomize fails to import: "Error in sitecustomize; set
+      // PYTHONVERBOSE for traceback:" then "TYPE: message"; the interpreter goes on)
+      {kIgnoredMarker,
+       R"(Exception ignored in|--- Logging error ---|Call stack:|Task exception was never retrieved|Error in (site|user)customize; set PYTHONVERBOSE)"},
       {kCompilerError,
        R"([\w.+-]+:\d+(:\d+)?: (fatal )?error: |\(\d+\): (catastrophic )?error: |CMake Error|nvcc fatal|ninja: build stopped|fatal error: |LLVM ERROR: |^(error|fatal): |^g?make(\[\d+\])?: (\*\*\* |[^ ]+: No such file or directory)|^Hunk #\d+ FAILED|Reversed \(or previously applied\) patch detected)"},
   };
