@@ -960,6 +960,42 @@ TEST_F(TriageE2eTest, AnIndentedPasteOfBarsRedrawnFromTheirOwnCarriageReturnIsSt
   EXPECT_EQ(j["last_phase"], "training");
 }
 
+TEST_F(TriageE2eTest, AHardWrappedPasteReadsAsTheLinesTheJobPrinted) {
+  // A real vLLM V1 start-up failure (coloured EngineCore prefixes, a long ValueError) cut into rows of 120
+  // columns, as `fold` or a terminal copy cuts it: the same root cause, its whole message, and the row of the
+  // folded file where its line begins.
+  std::ifstream in(std::string(FAULTLINE_SOURCE_DIR) + "/tests/real/vllm-free-memory-below-utilization/nohup.out",
+                   std::ios::binary);
+  std::string original, folded, line;
+  std::vector<int64_t> first_row;  // original line -> its row in the folded file
+  int64_t rows = 0;
+  while (std::getline(in, line)) {
+    original += line + "\n";
+    first_row.push_back(rows + 1);
+    size_t at = 0;
+    do {
+      folded += line.substr(at, 120) + "\n";
+      ++rows;
+      at += 120;
+    } while (at < line.size());
+  }
+  Write("vllm.log", original);
+  Write("folded.log", folded);
+  json whole = json::parse(Triage("--json vllm.log").out);
+  json cut = json::parse(Triage("--json folded.log").out);
+  ASSERT_TRUE(whole["root_cause"].is_object());
+  ASSERT_TRUE(cut["root_cause"].is_object()) << cut;
+  EXPECT_EQ(cut["inputs"][0].value("wrappers", ""), "folded 120");
+  EXPECT_EQ(cut["inputs"][0]["lines"], rows);
+  EXPECT_EQ(cut["root_cause"]["message"], whole["root_cause"]["message"]);
+  EXPECT_NE(cut["root_cause"]["message"].get<std::string>().find("less than desired GPU memory utilization"),
+            std::string::npos);
+  EXPECT_EQ(cut["root_cause"]["rule"], whole["root_cause"]["rule"]);
+  const int64_t line_number = whole["root_cause"]["line"].get<int64_t>();
+  EXPECT_EQ(cut["root_cause"]["line"], first_row[static_cast<size_t>(line_number - 1)]);
+  EXPECT_EQ(cut["verdict"], whole["verdict"]);
+}
+
 TEST_F(TriageE2eTest, ALineSayingTheProcessExitedEndsTheJobButNeverExcusesACrashBeforeIt) {
   const std::string real = std::string(FAULTLINE_SOURCE_DIR) + "/tests/real/";
   // PALS's "Application ... resources:", `time`'s "real 42.30s" and W&B's footer after the run's last

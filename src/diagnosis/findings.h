@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "events/event.h"
+#include "input/unfold.h"
 #include "mining/template_miner.h"
 #include "report/triage_report.h"
 
@@ -111,8 +112,22 @@ struct Findings {
   // Files read last line first (input/newest_first.h): file index -> its
   // line count, so the report gives the file's own line numbers.
   std::map<int, int64_t> reversed_files;
+  // Files whose hard-wrapped rows were joined (input/unfold.h): file index ->
+  // which lines took several rows, so the report gives the file's rows.
+  std::map<int, input::Unfolding> unfolded_files;
   std::unique_ptr<mining::TemplateMiner> miner;  // set when templates are mined
 };
+
+// `l`'s line number in its file as the user has it: also for a file read
+// last line first, or one whose hard-wrapped rows were joined.
+inline int64_t FileLine(const Findings& f, const events::LineInfo& l) {
+  int64_t line = l.line;
+  auto reversed = f.reversed_files.find(l.file);
+  if (reversed != f.reversed_files.end() && line >= 1 && line <= reversed->second) line = reversed->second + 1 - line;
+  auto unfolded = f.unfolded_files.find(l.file);
+  if (unfolded != f.unfolded_files.end() && line >= 1) line = unfolded->second.FileLine(line);
+  return line;
+}
 
 }  // namespace faultline::diagnosis
 

@@ -1340,8 +1340,11 @@ Status ScanInput(const input::InputFile& file, int file_index, bool need_times, 
                  const parse::WrapperSet* wrappers, Findings* findings, const ScanTuning& tuning) {
   auto opened = input::OpenByteSource(file.path);
   if (!opened.ok()) return opened.status();
+  input::Unfolding unfolding;
+  auto unfolded = input::Unfolded(std::move(*opened), kMaxReorderedBytes, &unfolding);
+  if (!unfolded.ok()) return unfolded.status();
   input::NewestFirst order;
-  auto source = input::OldestFirst(std::move(*opened), kMaxReorderedBytes, &order);
+  auto source = input::OldestFirst(std::move(*unfolded), kMaxReorderedBytes, &order);
   if (!source.ok()) return source.status();
   input::LineReaderOptions reader_options;
   reader_options.count_lines = false;
@@ -1375,11 +1378,23 @@ Status ScanInput(const input::InputFile& file, int file_index, bool need_times, 
         fmt::format("{}: its timestamps run backwards (newest first?) but it is over {} MiB: read in file order",
                     file.display, kMaxReorderedBytes >> 20));
   }
+  const bool folded = unfolding.shape.width > 0;
+  if (folded) {
+    findings->warnings.push_back(fmt::format(
+        "{}: rows cut at {} columns (a terminal copy or `fold`) were joined back into {} lines; line numbers are "
+        "the file's rows",
+        file.display, unfolding.shape.width, scanner.lines()));
+  }
   report::InputSummary summary;
   summary.file = file.display;
-  summary.lines = scanner.lines();
+  summary.lines = folded ? unfolding.FileRows(scanner.lines()) : scanner.lines();
   summary.bytes = reader.bytes();
   summary.format = input::CompressionName(reader.source().compression());
+  if (folded) {
+    const std::string fold = fmt::format("folded {}{}", unfolding.shape.width, unfolding.shape.padded ? " padded" : "");
+    worn = worn.empty() ? fold : fold + "+" + worn;
+    findings->unfolded_files[file_index] = std::move(unfolding);
+  }
   summary.wrappers = std::move(worn);
   findings->inputs.push_back(summary);
   if (!reader.status().ok()) {

@@ -75,8 +75,8 @@ bool Unrecoverable(const Event& e, const rules::RuleSet& rules) {
   return sig && rules.rules()[*sig].unrecoverable;
 }
 
-std::string Where(const Event& e) {
-  return fmt::format("line {}{}", e.where.line, e.process.key.empty() ? "" : fmt::format(" ({})", e.process.key));
+std::string Where(const Findings& f, const Event& e) {
+  return fmt::format("line {}{}", FileLine(f, e.where), e.process.key.empty() ? "" : fmt::format(" ({})", e.process.key));
 }
 
 // Generic: its signature is a generic wrapper error, or its own line also
@@ -407,13 +407,14 @@ std::vector<bool> AfterStop(const Findings& f, const rules::RuleSet& rules, bool
 void ListStopConsequences(const Findings& f, const rules::RuleSet& rules, const std::vector<bool>& after, Ranking* r) {
   const StopHit& stop = f.stops[*r->stop];
   r->why.push_back(fmt::format("the job was stopped from outside at line {} ({}); no fatal error came before it",
-                               stop.where.line, rules.rules()[stop.rule].id));
+                               FileLine(f, stop.where), rules.rules()[stop.rule].id));
   for (size_t i : r->order) {
     if (std::find(r->recovered.begin(), r->recovered.end(), i) != r->recovered.end()) continue;
     CascadeDecision d;
     d.event = i;
-    d.reason = after[i] ? fmt::format("after the stop at line {}: {}", stop.where.line, rules.rules()[stop.rule].reason)
-                        : fmt::format("logged before the stop at line {} and did not end the job", stop.where.line);
+    d.reason = after[i] ? fmt::format("after the stop at line {}: {}", FileLine(f, stop.where), rules.rules()[stop.rule].reason)
+                        : fmt::format("logged before the stop at line {} and did not end the job",
+                                      FileLine(f, stop.where));
     r->cascade.push_back(std::move(d));
   }
 }
@@ -678,28 +679,28 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     if (only_reported)
       r.why.push_back(fmt::format("no other error: the {} at {} is a consequence by its cascade rule, but it reports "
                                   "a known error, the best evidence left",
-                                  events::EventKindName(ev[*strong].kind), Where(ev[*strong])));
+                                  events::EventKindName(ev[*strong].kind), Where(f, ev[*strong])));
     r.why.push_back(fmt::format("earliest {} in causal order ({} at {})",
                                 events::IsStrong(ev[*strong].kind) ? "fatal error" : "known error signature",
-                                events::EventKindName(ev[*strong].kind), Where(ev[*strong])));
+                                events::EventKindName(ev[*strong].kind), Where(f, ev[*strong])));
     if (weak && CausallyBefore(ev[*weak].where, ev[*weak].time, ev[*strong].where, ev[*strong].time, multi_file)) {
       r.why.push_back(
           fmt::format("an earlier {} at {} did not end the process "
                       "and ranks below a fatal error",
-                      events::EventKindName(ev[*weak].kind), Where(ev[*weak])));
+                      events::EventKindName(ev[*weak].kind), Where(f, ev[*weak])));
     }
   } else if (weak) {
     r.root = weak;
     r.why.push_back(
         fmt::format("no fatal error (traceback, signal, exception) "
                     "found; earliest error line at {}",
-                    Where(ev[*weak])));
+                    Where(f, ev[*weak])));
   } else if (summary) {
     r.root = summary;
     r.why.push_back(
         fmt::format("only a launcher's summary reports the failure "
                     "({}); the failing process printed no error",
-                    Where(ev[*summary])));
+                    Where(f, ev[*summary])));
   }
   // A stop that ends the job itself (a scheduler's time limit) is the root cause of a job that never
   // reached ready: a training run cut off there failed; a server that served until then did not.
@@ -714,7 +715,7 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
         r.why.push_back(
             fmt::format("the job was ended at line {} ({}) before it was ready to serve; no fatal "
                         "error came before it",
-                        stop.where.line, rules.rules()[stop.rule].id));
+                        FileLine(f, stop.where), rules.rules()[stop.rule].id));
         break;
       }
     }
@@ -729,7 +730,7 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   if (auto site = CallSiteOf(*r.root, r.order, recovered, f)) {
     r.why.push_back(fmt::format("the NCCL WARN at {} is CUDACHECK's repeat of the CUDA error; the WARN at {} just "
                                 "before it names the call that failed",
-                                Where(ev[*r.root]), Where(ev[*site])));
+                                Where(f, ev[*r.root]), Where(f, ev[*site])));
     r.root = site;
   }
   std::optional<size_t> wrapper;
@@ -740,8 +741,8 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
       r.why.push_back(
           fmt::format("{} at {} is a generic wrapper error ({}); "
                       "the more specific {} at {} {} says what failed",
-                      events::EventKindName(ev[*r.root].kind), Where(ev[*r.root]), rules.rules()[*sig].id,
-                      events::EventKindName(ev[*specific].kind), Where(ev[*specific]),
+                      events::EventKindName(ev[*r.root].kind), Where(f, ev[*r.root]), rules.rules()[*sig].id,
+                      events::EventKindName(ev[*specific].kind), Where(f, ev[*specific]),
                       SameProcess(ev[*specific], ev[*r.root]) ? "in the same process" : "of a peer printed with it"));
       r.root = specific;
     }
@@ -750,7 +751,7 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     if (auto whole = WholeCopyOf(*r.root, r.order, recovered, stopped, f, rules)) {
       r.why.push_back(fmt::format("the exception line of the traceback at {} is interleaved with other ranks' "
                                   "copies (`{}`); the whole copy at {} says what failed",
-                                  Where(ev[*r.root]), ev[*r.root].message.substr(0, 60), Where(ev[*whole])));
+                                  Where(f, ev[*r.root]), ev[*r.root].message.substr(0, 60), Where(f, ev[*whole])));
       r.root = whole;
     }
   }
@@ -761,9 +762,9 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
       auto sig = FirstRuleOfKind(ev[*cause], rules, RuleKind::kSignature);
       const bool earlier = ev[*cause].where.line < ev[*r.root].where.line;
       r.why.push_back(fmt::format("{} at {} is explained by the {} {} at {} ({}): {}",
-                                  events::EventKindName(ev[*r.root].kind), Where(ev[*r.root]),
+                                  events::EventKindName(ev[*r.root].kind), Where(f, ev[*r.root]),
                                   earlier ? "earlier" : "later", events::EventKindName(ev[*cause].kind),
-                                  Where(ev[*cause]), rules.rules()[*sig].id,
+                                  Where(f, ev[*cause]), rules.rules()[*sig].id,
                                   earlier ? "the process went on after it and failed for want of what it could not load"
                                           : "it names what ended the process"));
       r.root = cause;
@@ -802,9 +803,9 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     d.event = i;
     bool before_root = CausallyBefore(e.where, e.time, root.where, root.time, multi_file);
     if (wrapper && i == *wrapper) {
-      d.reason = fmt::format("a generic wrapper of the root cause ({})", Where(root));
+      d.reason = fmt::format("a generic wrapper of the root cause ({})", Where(f, root));
     } else if (explained && i == *explained) {
-      d.reason = fmt::format("a consequence of the root cause ({}), which its signature says explains it", Where(root));
+      d.reason = fmt::format("a consequence of the root cause ({}), which its signature says explains it", Where(f, root));
     } else if (auto cascade = FirstRuleOfKind(e, rules, RuleKind::kCascade)) {
       d.rule = cascade;
       const rules::Captures* caps = nullptr;
@@ -822,11 +823,11 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     } else if (IsTermination(e)) {
       d.reason = fmt::format("a termination after {} failed", root.process.key.empty() ? "the job" : root.process.key);
     } else if (e.process.key == root.process.key) {
-      d.reason = fmt::format("follows the root cause in the same process ({})", Where(root));
+      d.reason = fmt::format("follows the root cause in the same process ({})", Where(f, root));
     } else {
       d.reason = fmt::format("raised in {} after {} failed at {}",
                              e.process.key.empty() ? "the unprefixed (parent) output" : e.process.key,
-                             root.process.key.empty() ? "the job" : root.process.key, Where(root));
+                             root.process.key.empty() ? "the job" : root.process.key, Where(f, root));
     }
     r.cascade.push_back(std::move(d));
   }

@@ -85,7 +85,7 @@ bool KeepLastRun(const rules::RuleSet& rules, Findings* f) {
   f->warnings.push_back(fmt::format(
       "the log holds more than one run of the job: the launcher reported a run's end at line {} and the job ran "
       "again (a relaunch); only the last run, from line {} on, says how the job ended",
-      start->line - 1, start->line));
+      FileLine(*f, *start) - 1, FileLine(*f, *start)));
   return true;
 }
 

@@ -76,6 +76,7 @@ void MergeFindings(Findings&& from, Findings* into) {
   for (auto& w : from.warnings) into->warnings.push_back(std::move(w));
   if (from.last_line) into->last_line = std::move(from.last_line);
   into->reversed_files.insert(from.reversed_files.begin(), from.reversed_files.end());
+  for (auto& [file, unfolding] : from.unfolded_files) into->unfolded_files[file] = std::move(unfolding);
 }
 
 Status ScanInputs(const std::vector<input::InputFile>& files, const rules::RuleSet& rules,

@@ -27,16 +27,13 @@ namespace {
 
 class ReportBuilder {
  public:
-  ReportBuilder(const rules::RuleSet& rules, const std::vector<std::string>& names,
-                const std::map<int, int64_t>& reversed_files)
-      : rules_(rules), names_(names), reversed_files_(reversed_files) {}
+  ReportBuilder(const rules::RuleSet& rules, const std::vector<std::string>& names, const Findings& findings)
+      : rules_(rules), names_(names), findings_(findings) {}
 
-  // The file's own line number, also for a file read last line first.
+  int64_t FileLine(const events::LineInfo& l) const { return diagnosis::FileLine(findings_, l); }
+
   LineRef Ref(const events::LineInfo& l) const {
-    int64_t line = l.line;
-    auto it = reversed_files_.find(l.file);
-    if (it != reversed_files_.end() && line >= 1 && line <= it->second) line = it->second + 1 - line;
-    return LineRef{names_[static_cast<size_t>(l.file)], line, rules_.Redact(l.text)};
+    return LineRef{names_[static_cast<size_t>(l.file)], FileLine(l), rules_.Redact(l.text)};
   }
 
   ProcessRef Proc(const events::ProcessId& p) const {
@@ -54,7 +51,7 @@ class ReportBuilder {
  private:
   const rules::RuleSet& rules_;
   const std::vector<std::string>& names_;
-  const std::map<int, int64_t>& reversed_files_;
+  const Findings& findings_;
 };
 
 // Where the job's own progress ends for the verdict: the root cause, or the
@@ -254,7 +251,7 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
   out->verdict = report::Verdict::kStalled;
   if (ranking.stop) {
     const StopHit& stop = f.stops[*ranking.stop];
-    out->stall_hints.push_back(fmt::format("the job was stopped from outside at line {} (`{}`): {}", stop.where.line,
+    out->stall_hints.push_back(fmt::format("the job was stopped from outside at line {} (`{}`): {}", rb.FileLine(stop.where),
                                            rb.Redact(stop.where.text.substr(0, 200)), rules.rules()[stop.rule].reason));
   }
   if (trained) {
@@ -269,7 +266,7 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
         "training ran{} and the log ends without a completion marker (a final summary, \"training finished\", "
         "a clean exit of every rank){}",
         step,
-        last ? fmt::format("; last progress at line {}: {}", last->where.line,
+        last ? fmt::format("; last progress at line {}: {}", rb.FileLine(last->where),
                            rb.Redact(last->where.text.substr(0, 200)))
              : ""));
   } else if (batch && best >= ready) {
@@ -495,7 +492,7 @@ Result<report::TriageReport> Triage(const TriageOptions& options) {
   AlignAcrossNodes(expanded->files, &findings);  // ranks from paths; clock skew between nodes
   if (!multi_file) KeepLastRun(rules, &findings);  // a relaunched job: its last run decides
   Ranking ranking = Rank(findings, rules, multi_file);
-  ReportBuilder rb(rules, names, findings.reversed_files);
+  ReportBuilder rb(rules, names, findings);
 
   report::TriageReport out;
   out.total_lines = findings.total_lines;

@@ -1,5 +1,7 @@
 #include "input/newest_first.h"
 
+#include "input/buffered_source.h"
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -53,48 +55,6 @@ std::string TimeKey(std::string_view line) {
   return {};
 }
 
-// Serves `data`, then whatever `rest` holds (nothing when null), then `deferred`.
-class BufferedSource : public ByteSource {
- public:
-  BufferedSource(std::string data, std::unique_ptr<ByteSource> rest, Compression compression, int64_t raw,
-                 Status deferred)
-      : data_(std::move(data)),
-        rest_(std::move(rest)),
-        compression_(compression),
-        raw_(raw),
-        deferred_(std::move(deferred)) {}
-
-  Result<size_t> Read(char* buf, size_t n) override {
-    if (pos_ < data_.size()) {
-      size_t k = std::min(n, data_.size() - pos_);
-      std::memcpy(buf, data_.data() + pos_, k);
-      pos_ += k;
-      if (pos_ == data_.size()) {  // the copy is not kept while the rest streams
-        std::string().swap(data_);
-        pos_ = 0;
-      }
-      return k;
-    }
-    if (rest_) return rest_->Read(buf, n);
-    if (!deferred_.ok()) {
-      Status s = deferred_;
-      deferred_ = Status::Ok();
-      return s;
-    }
-    return size_t{0};
-  }
-  Compression compression() const override { return rest_ ? rest_->compression() : compression_; }
-  int64_t raw_bytes_read() const override { return rest_ ? rest_->raw_bytes_read() : raw_; }
-
- private:
-  std::string data_;
-  size_t pos_ = 0;
-  std::unique_ptr<ByteSource> rest_;
-  Compression compression_;
-  int64_t raw_;
-  Status deferred_;
-};
-
 std::string LinesReversed(const std::string& data) {
   std::vector<std::string_view> lines;
   std::string_view all(data);
@@ -136,55 +96,17 @@ bool LooksNewestFirst(std::string_view head) {
 Result<std::unique_ptr<ByteSource>> OldestFirst(std::unique_ptr<ByteSource> source, size_t max_bytes,
                                                 NewestFirst* how) {
   *how = NewestFirst{};
-  constexpr size_t kHead = 16 << 10;
-  std::string data;
-  char chunk[16 << 10];
-  bool eof = false;
-  // A damaged stream (a truncated gzip) still yields the lines before the
-  // damage, then its status, as the source itself would.
-  Status deferred;
-  while (data.size() < kHead) {
-    auto n = source->Read(chunk, sizeof(chunk));
-    if (!n.ok()) {
-      deferred = n.status();
-      eof = true;
-      break;
-    }
-    if (*n == 0) {
-      eof = true;
-      break;
-    }
-    data.append(chunk, *n);
-  }
-  const Compression compression = source->compression();
-  if (!LooksNewestFirst(data)) {
-    if (eof)
-      return std::unique_ptr<ByteSource>(
-          new BufferedSource(std::move(data), nullptr, compression, source->raw_bytes_read(), std::move(deferred)));
-    return std::unique_ptr<ByteSource>(
-        new BufferedSource(std::move(data), std::move(source), compression, 0, Status::Ok()));
-  }
-  while (!eof && data.size() <= max_bytes) {
-    auto n = source->Read(chunk, sizeof(chunk));
-    if (!n.ok()) {
-      deferred = n.status();  // a damaged tail: the lines before it are still the log
-      break;
-    }
-    if (*n == 0) eof = true;
-    data.append(chunk, *n);
-  }
-  if (data.size() > max_bytes) {
+  ReadAhead ahead;
+  ReadUpTo(source.get(), 16 << 10, &ahead);
+  if (!LooksNewestFirst(ahead.data)) return Rejoined(std::move(ahead), std::move(source));
+  ReadUpTo(source.get(), max_bytes + 1, &ahead);
+  if (ahead.data.size() > max_bytes) {
     how->too_large = true;
-    if (eof || !deferred.ok()) {
-      return std::unique_ptr<ByteSource>(
-          new BufferedSource(std::move(data), nullptr, compression, source->raw_bytes_read(), std::move(deferred)));
-    }
-    return std::unique_ptr<ByteSource>(
-        new BufferedSource(std::move(data), std::move(source), compression, 0, Status::Ok()));
+    return Rejoined(std::move(ahead), std::move(source));
   }
   how->reversed = true;
-  return std::unique_ptr<ByteSource>(
-      new BufferedSource(LinesReversed(data), nullptr, compression, source->raw_bytes_read(), std::move(deferred)));
+  std::string reversed = LinesReversed(ahead.data);
+  return Replaced(std::move(reversed), std::move(ahead), *source);
 }
 
 }  // namespace faultline::input
