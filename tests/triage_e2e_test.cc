@@ -623,6 +623,60 @@ TEST_F(TriageE2eTest, SessionTwelveHangsTrainingCountersWeightBarsAndRedrawnWrap
   EXPECT_EQ(redrawn["last_phase"], "training");
 }
 
+TEST_F(TriageE2eTest, SessionThirteenServerHangsTrtllmPhasesFitParamsAndTpBroadcastQueue) {
+  auto triage = [&](const std::string& name, const std::string& text) {
+    Write(name, text);
+    return json::parse(Triage("--json " + name).out);
+  };
+  // TensorRT-LLM (PyTorch backend) start-up lines name their phase: MPI workers, weights, KV cache, CUDA graphs.
+  json mpi = triage("mpi.log",
+                    "[TensorRT-LLM] TensorRT-LLM version: 1.2.0rc2\n"
+                    "[11/20/2025-23:56:51] [TRT-LLM] [I] start MpiSession with 4 workers\n");
+  EXPECT_EQ(mpi["verdict"], "stalled");
+  EXPECT_EQ(mpi["last_phase"], "distributed-init");
+  json weights = triage("trt_weights.log",
+                        "[TensorRT-LLM][INFO] Refreshed the MPI local session\n"
+                        "[12/20/2025-04:20:21] [TRT-LLM] [I] Use 63.32 GB for model weights.\n"
+                        "Loading safetensors weights in parallel: 100%|##########| 15/15 [00:00<00:00, 81.92it/s]\n");
+  EXPECT_EQ(weights["last_phase"], "weight-loading");
+  // The NVFP4 fused-MoE loader's per-expert scale warning is printed while the weights load.
+  json moe = triage("moe.log",
+                    "[2025-09-15 02:22:37] WARNING quantization.py:1680: w1_weight_scale_2 != w3_weight_scale_2 "
+                    "(8.973621879704297e-05 != 9.591239358996972e-05), selecting the larger value. Accuracy may be "
+                    "affected.\n");
+  EXPECT_EQ(moe["verdict"], "stalled");
+  EXPECT_EQ(moe["last_phase"], "weight-loading");
+  json kv = triage("trt_kv.log",
+                   "[12/20/2025-04:20:21] [TRT-LLM] [I] Use 63.32 GB for model weights.\n"
+                   "[12/20/2025-04:21:51] [TRT-LLM] [I] Estimated max memory in KV cache : 5.95 GiB\n"
+                   "[TensorRT-LLM][INFO] [MemUsageChange] Allocated 5.95 GiB for max tokens in paged KV cache "
+                   "(86720).\n");
+  EXPECT_EQ(kv["last_phase"], "kv-cache-profiling");
+  json graphs = triage("trt_graphs.log",
+                       "[TensorRT-LLM][INFO] [MemUsageChange] Allocated 5.95 GiB for max tokens in paged KV cache "
+                       "(86720).\n"
+                       "[12/20/2025-04:21:53] [TRT-LLM] [I] Creating CUDA graph instances for 11 batch sizes.\n"
+                       "[12/20/2025-04:21:53] [TRT-LLM] [I] Run generation only CUDA graph warmup for batch size=64, "
+                       "draft_len=0\n");
+  EXPECT_EQ(graphs["verdict"], "stalled");
+  EXPECT_EQ(graphs["last_phase"], "cuda-graph-capture");
+  // llama.cpp fits its parameters to the free device memory inside the model load, before the tensors.
+  json fit = triage("fit.log",
+                    "I common_init_result: fitting params to device memory ...\n"
+                    "I common_params_fit_impl: getting device memory data for initial parameters:\n");
+  EXPECT_EQ(fit["verdict"], "stalled");
+  EXPECT_EQ(fit["last_phase"], "weight-loading");
+  // SGLang's TP ranks join the TP group's broadcast queue while the group is built (distributed init); a bare
+  // "Connecting to tcp://" line of another program names no phase.
+  json tp = triage("tp.log",
+                   "[2025-06-23 15:07:01 TP6] Connecting to tcp://127.0.0.1:57063\n"
+                   "[2025-06-23 15:07:01 TP3] Connecting to tcp://127.0.0.1:57063\n");
+  EXPECT_EQ(tp["verdict"], "stalled");
+  EXPECT_EQ(tp["last_phase"], "distributed-init");
+  json bare = triage("bare_connect.log", "Connecting to tcp://127.0.0.1:57063\n");
+  EXPECT_NE(bare["last_phase"], "distributed-init");
+}
+
 TEST_F(TriageE2eTest, AVllmWorkersCollectiveTimeoutMillionsOfCollectivesInIsAServerHungWhileServing) {
   auto triage = [&](const std::string& name, const std::string& text) {
     Write(name, text);
