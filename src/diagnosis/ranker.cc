@@ -427,7 +427,8 @@ void ListStopConsequences(const Findings& f, const rules::RuleSet& rules, const 
 // "connection closed": cascades) failed, they are noise of the teardown and
 // set aside like a recovered error; so are weak errors after the marker (ERROR
 // logs, NCCL WARN: the proxy's "Accept failed", the watchdog's async NCCL error
-// of a peer already gone). A Python exception after the marker (a final save
+// of a peer already gone), and a command-line tool's own "error: ..." after it (a
+// wrapper's clean-up command). A Python exception after the marker (a final save
 // that failed) is a failure as before.
 void SetAsideTeardownAfterCompletion(const Findings& f, const rules::RuleSet& rules, bool multi_file,
                                      std::vector<bool>* recovered) {
@@ -449,7 +450,11 @@ void SetAsideTeardownAfterCompletion(const Findings& f, const rules::RuleSet& ru
     }
     // A weak error after the marker (NCCL's proxy or watchdog warnings while the process group is torn
     // down, a logged NCCL error of a peer already gone) is teardown noise too; a Python exception is not.
-    const bool weak = e.kind == EventKind::kErrorLog || e.kind == EventKind::kNcclWarn;
+    // So is a command-line tool's own diagnostic ("error: ...") after it: a wrapper's clean-up command
+    // (kubectl's "error: resource(s) were provided, but no name was specified" in a CI monitor's wait loop
+    // once the test job said OK), not the finished job.
+    const bool weak =
+        e.kind == EventKind::kErrorLog || e.kind == EventKind::kNcclWarn || e.kind == EventKind::kCompilerError;
     if ((e.kind != EventKind::kCxxTerminate && e.kind != EventKind::kSignal && !weak) || !after) return;  // a real error
     // A phase first marked between the completion and the death is a new
     // stage (an evaluation, a server started by the same pipeline): the death
@@ -465,7 +470,8 @@ void SetAsideTeardownAfterCompletion(const Findings& f, const rules::RuleSet& ru
     const EventKind k = ev[i].kind;
     if (k == EventKind::kCxxTerminate || k == EventKind::kSignal) return true;
     // A weak error of its own (not a launcher's summary, itself logged at ERROR level) is teardown noise too.
-    return (k == EventKind::kErrorLog || k == EventKind::kNcclWarn) && !FirstRuleOfKind(ev[i], rules, RuleKind::kCascade);
+    return (k == EventKind::kErrorLog || k == EventKind::kNcclWarn || k == EventKind::kCompilerError) &&
+           !FirstRuleOfKind(ev[i], rules, RuleKind::kCascade);
   });
   if (!died) return;  // only a launcher's summary after the marker: a rank failed without a word
   for (size_t i : teardown) (*recovered)[i] = true;

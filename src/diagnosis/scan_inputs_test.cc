@@ -519,6 +519,80 @@ TEST(TriageTest, ProcessGroupsDestroyedAtExitEndATrainingRun) {
   EXPECT_EQ(stalled->last_phase.value_or(""), "training");
 }
 
+TEST(TriageTest, ACliErrorOfAWrappersCleanUpAfterTheJobCompletedIsTeardown) {
+  // SGLang's Ascend CI: the benchmark report and unittest's "OK", then the monitor's clean-up loop runs
+  // kubectl with an empty job name: "error: resource(s) were provided, but no name was specified".
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "sglang-ascend-ci-pd-2p1d-32p-deepseek-r1-unittest-ok-then-kubectl-no-name-error-healthy" /
+                       "test_ascend_deepseek_r1_w8a8_2p1d_32p_in6k_out1k6_15ms.py.log";
+  TriageOptions whole;
+  whole.inputs = {log.string()};
+  auto full = Triage(whole);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->verdict, report::Verdict::kHealthy);
+  // The same kind of line before any completion (kubectl's "error: the path ... does not exist" at the
+  // start, the log cut right after it) is still the job's error.
+  const fs::path cut = CutBefore(log, "No sglang job exist, start test case", "cli-error-before-completion.log");
+  ASSERT_FALSE(cut.empty());
+  TriageOptions cut_options;
+  cut_options.inputs = {cut.string()};
+  auto early = Triage(cut_options);
+  ASSERT_TRUE(early.ok());
+  EXPECT_EQ(early->verdict, report::Verdict::kFailure);
+}
+
+TEST(TriageTest, AUnittestOkEndsTheTestJob) {
+  // SGLang's Ascend CI, a DeepEP test without a benchmark report: "Ran 1 test in 567.775s", "OK", then
+  // kubectl's clean-up error. Without the "OK" line nothing says the job finished, and that error is the root.
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "sglang-ascend-ci-deepep-fused-moe-deepseek-r1-unittest-ok-then-kubectl-no-name-error-healthy" /
+                       "test_ascend_deepep_fused_deep_moe_deepseek_r1.py.log";
+  TriageOptions whole;
+  whole.inputs = {log.string()};
+  auto full = Triage(whole);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->verdict, report::Verdict::kHealthy);
+
+  // The same log without unittest's "OK" line: nothing says the test passed, and kubectl's error is the root.
+  const fs::path no_ok = fs::path(::testing::TempDir()) / "unittest-no-ok.log";
+  {
+    std::FILE* in = std::fopen(log.c_str(), "r");
+    ASSERT_NE(in, nullptr);
+    std::FILE* out = std::fopen(no_ok.c_str(), "w");
+    ASSERT_NE(out, nullptr);
+    char buf[65536];
+    int dropped = 0;
+    while (std::fgets(buf, sizeof buf, in)) {
+      if (std::string(buf) == "OK\n") {
+        ++dropped;
+        continue;
+      }
+      std::fputs(buf, out);
+    }
+    std::fclose(in);
+    std::fclose(out);
+    ASSERT_EQ(dropped, 1);
+  }
+  TriageOptions no_ok_options;
+  no_ok_options.inputs = {no_ok.string()};
+  auto without = Triage(no_ok_options);
+  ASSERT_TRUE(without.ok());
+  EXPECT_EQ(without->verdict, report::Verdict::kFailure);
+}
+
+TEST(TriageTest, AHangStopAfterAUnittestOkStillStallsTheJob) {
+  // A PD prefill node's driver waits an hour, prints unittest's "OK", then its launcher thread reports
+  // "Server failed to start within the timeout period" (a hang stop): the node stalled at distributed-init.
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "sglang-hang-gloo-rank-not-connected-prefill" / "prefill-0.log";
+  TriageOptions options;
+  options.inputs = {log.string()};
+  auto result = Triage(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->verdict, report::Verdict::kStalled);
+  EXPECT_EQ(result->last_phase.value_or(""), "distributed-init");
+}
+
 TEST(ScanInputsTest, EventCapKeepsTheEarliestAcrossFiles) {
   Findings into;
   for (int file = 0; file < 3; ++file) {

@@ -66,9 +66,10 @@ struct Cutoff {
 
 // The job finished: a completion marker before the cutoff that no later
 // progress of its own process contradicts (a final summary, not one of many);
-// a `final` marker (a test report) is contradicted by a generic counter's rise too, and by the
+// a `final` marker (a test report) is contradicted by a generic counter's rise too, by the
 // job's batch work beginning again in its process (sglang.bench_one_batch reports its warm-up run with
-// the line that reports its measured run, then prints "Benchmark ...").
+// the line that reports its measured run, then prints "Benchmark ..."), and by a later stop that says the
+// job hung.
 bool Completed(const Findings& f, const rules::RuleSet& rules, const Cutoff& cut, bool multi_file) {
   // Progress after a mark says the run went on, unless it is a counter at its declared total: a bar's
   // last redraw when it is closed (verl closes its `Training Progress` bar after `Final validation
@@ -107,11 +108,23 @@ bool Completed(const Findings& f, const rules::RuleSet& rules, const Cutoff& cut
     }
     return false;
   };
+  // A stop that says the job hung (a harness's start-up timeout, a watchdog's) after a mark: part of the job
+  // never finished, whatever the report said (an SGLang CI node's unittest "OK" from a driver that only
+  // waited, then "Server failed to start within the timeout period").
+  auto hang_stop_after = [&](const ProgressMark& done) {
+    for (const auto& st : f.stops) {
+      if (rules.rules()[st.rule].hang && CausallyBefore(done.where, done.time, st.where, st.time, multi_file)) {
+        return true;
+      }
+    }
+    return false;
+  };
   for (const auto& [process, done] : f.last_completion) {
     if (!cut.Before(done.where, done.time, multi_file)) continue;
     if (progress_after(f.last_progress, process, done)) continue;
     if (done.final_only && progress_after(f.last_generic_progress, process, done)) continue;
     if (done.final_only && batch_after(process, done)) continue;
+    if (done.final_only && hang_stop_after(done)) continue;
     return true;
   }
   // A run-long counter that reached its total (the last "step 40/40" of its process) ended the run,
@@ -221,6 +234,12 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
       continue;
     }
     if (!cut.Before(ph->where, ph->time, multi_file) && !in_interrupted && !dumped) continue;
+    // A final report that a later hang stop contradicts (Completed()) says nothing of where the job was.
+    if (ph->completes && rules.rules()[ph->rule].final_only && ranking.stop &&
+        rules.rules()[f.stops[*ranking.stop].rule].hang &&
+        CausallyBefore(ph->where, ph->time, f.stops[*ranking.stop].where, f.stops[*ranking.stop].time, multi_file)) {
+      continue;
+    }
     if (ph->generic || rules.rules()[ph->rule].traffic) {
       generic_training = true;  // counted below, unless a server was serving
       continue;
