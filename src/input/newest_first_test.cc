@@ -8,46 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "input/reshape_test_util.h"
+
 namespace faultline::input {
 namespace {
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::string Real(const std::string& rel) { return ReadAll(std::string(FAULTLINE_SOURCE_DIR) + "/tests/real/" + rel); }
-
-std::string Drain(ByteSource& src) {
-  std::string out;
-  char buf[1000];  // small reads: the buffered head is served across several
-  while (true) {
-    auto n = src.Read(buf, sizeof(buf));
-    EXPECT_TRUE(n.ok());
-    if (!n.ok() || *n == 0) break;
-    out.append(buf, *n);
-  }
-  return out;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
-
-std::string TempFile(const std::string& data) {
-  std::string path = std::string(::testing::TempDir()) + "/newest_first." + std::to_string(::getpid());
-  std::ofstream(path, std::ios::binary) << data;
-  return path;
-}
-
 // The log through OldestFirst, as triage opens a file.
 std::string Reordered(const std::string& log, size_t max_bytes, NewestFirst* how) {
-  auto src = OpenByteSource(TempFile(log));
+  auto src = OpenByteSource(TempFile("newest_first", log));
   EXPECT_TRUE(src.ok());
   if (!src.ok()) return {};
   auto reordered = OldestFirst(std::move(*src), max_bytes, how);

@@ -9,31 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "input/reshape_test_util.h"
+
 namespace faultline::input {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::string Real(const std::string& rel) { return ReadAll(std::string(FAULTLINE_SOURCE_DIR) + "/tests/real/" + rel); }
-
-std::vector<std::string> Rows(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
-
 // What `fold -w width` prints (by characters, as a terminal wraps).
 std::string Folded(const std::string& text, int width) {
   std::string out;
-  for (const std::string& line : Rows(text)) {
+  for (const std::string& line : Lines(text)) {
     std::string row;
     int cols = 0;
     for (size_t i = 0; i < line.size();) {
@@ -118,7 +104,7 @@ TEST(UnfoldTest, GoldenLogsFoldedAt100ReadBackAsTheyWere) {
     const std::string text = ReadAll(log);
     int long_rows = 0;
     bool multiple = false;  // a line of exactly 100 or 200 columns is joined to the next: no round trip
-    for (const std::string& row : Rows(text)) {
+    for (const std::string& row : Lines(text)) {
       const int w = RowWidth(row);
       long_rows += w > 100 ? 1 : 0;
       multiple |= w > 0 && w % 100 == 0;
@@ -167,35 +153,17 @@ TEST(UnfoldTest, APaddedCopyLosesItsPaddingAndARowOfBlanksStaysABlankLine) {
 TEST(UnfoldTest, ThePaddedRealCopyGivesTheWatchdogLineWhole) {
   const std::string text = Real("sglang-tp8-watchdog-allgather-timeout-while-serving-wrapped/sglang.log");
   std::vector<std::pair<int64_t, int64_t>> joined;
-  const std::vector<std::string> lines = Rows(JoinRows(text, DetectFold(text, true), &joined));
+  const std::vector<std::string> lines = Lines(JoinRows(text, DetectFold(text, true), &joined));
   ASSERT_FALSE(lines.empty());
   EXPECT_NE(lines[0].find("Timeout(ms)=600000) ran for 600012 milliseconds before timing out."), std::string::npos)
       << lines[0];
   EXPECT_EQ(lines[0].back(), '.');
 }
 
-std::string Drain(ByteSource& src) {
-  std::string out;
-  char buf[1000];
-  while (true) {
-    auto n = src.Read(buf, sizeof(buf));
-    EXPECT_TRUE(n.ok());
-    if (!n.ok() || *n == 0) break;
-    out.append(buf, *n);
-  }
-  return out;
-}
-
-std::string TempFile(const std::string& data) {
-  std::string path = std::string(::testing::TempDir()) + "/unfold." + std::to_string(::getpid());
-  std::ofstream(path, std::ios::binary) << data;
-  return path;
-}
-
 TEST(UnfoldTest, UnfoldedSourceJoinsAFoldedFileAndPassesOthersOn) {
   const std::string text = Real("megatron-moe-ctrl-c-after-iteration-5/train.log");
   {
-    auto src = OpenByteSource(TempFile(text));
+    auto src = OpenByteSource(TempFile("unfold", text));
     ASSERT_TRUE(src.ok());
     Unfolding how;
     auto unfolded = Unfolded(std::move(*src), size_t{64} << 20, &how);
@@ -204,10 +172,10 @@ TEST(UnfoldTest, UnfoldedSourceJoinsAFoldedFileAndPassesOthersOn) {
     EXPECT_EQ(how.shape.width, 218);
     EXPECT_FALSE(how.joined.empty());
     EXPECT_NE(out.find("load_balancing_loss"), std::string::npos);
-    EXPECT_EQ(how.FileRows(static_cast<int64_t>(Rows(out).size())), static_cast<int64_t>(Rows(text).size()));
+    EXPECT_EQ(how.FileRows(static_cast<int64_t>(Lines(out).size())), static_cast<int64_t>(Lines(text).size()));
   }
   {
-    auto src = OpenByteSource(TempFile(text));
+    auto src = OpenByteSource(TempFile("unfold", text));
     ASSERT_TRUE(src.ok());
     Unfolding how;
     auto unfolded = Unfolded(std::move(*src), 1000, &how);
@@ -217,7 +185,7 @@ TEST(UnfoldTest, UnfoldedSourceJoinsAFoldedFileAndPassesOthersOn) {
     EXPECT_EQ(how.shape.width, 0);
   }
   const std::string plain = Real("torchtune-srun-label-tail-header-lora-70b-100pct-healthy/convert-checkpoint.out");
-  auto src = OpenByteSource(TempFile(plain));
+  auto src = OpenByteSource(TempFile("unfold", plain));
   ASSERT_TRUE(src.ok());
   Unfolding how;
   auto unfolded = Unfolded(std::move(*src), size_t{64} << 20, &how);
