@@ -677,6 +677,35 @@ TEST_F(TriageE2eTest, SessionThirteenServerHangsTrtllmPhasesFitParamsAndTpBroadc
   EXPECT_NE(bare["last_phase"], "distributed-init");
 }
 
+TEST_F(TriageE2eTest, SessionThirteenVllmV0StartupPhasesAndTgiZeroShardLines) {
+  auto triage = [&](const std::string& name, const std::string& text) {
+    Write(name, text);
+    return json::parse(Triage("--json " + name).out);
+  };
+  // vLLM V0's engine start, weights, profiling and block counts name their phases; a script's prompt bar at its
+  // total before them is no completion of the job.
+  json v0 = triage("v0.log",
+                   "100%|####| 54584/54584 [00:06<00:00, 8619.58it/s]\n"
+                   "INFO 08-29 20:48:52 llm_engine.py:70] Initializing an LLM engine with config: model='m', "
+                   "tokenizer='m', tokenizer_mode=auto\n"
+                   "INFO 08-29 20:49:14 llm_engine.py:196] # GPU blocks: 1981, # CPU blocks: 512\n");
+  EXPECT_EQ(v0["verdict"], "stalled");
+  EXPECT_EQ(v0["last_phase"], "kv-cache-profiling");
+  json weights = triage("v0_weights.log",
+                        "INFO 05-18 22:55:28 llm_engine.py:103] Initializing an LLM engine (v0.4.2) with config: "
+                        "model='facebook/opt-125m'\n"
+                        "INFO 05-18 22:55:31 model_runner.py:145] Loading model weights took 0.2389 GB\n");
+  EXPECT_EQ(weights["last_phase"], "weight-loading");
+  json prof = triage("v0_prof.log", "INFO 01-09 07:32:55 worker.py:241] Memory profiling takes 6.84 seconds\n");
+  EXPECT_EQ(prof["last_phase"], "kv-cache-profiling");
+  // TGI 0.x launcher: "Starting shard 0", "Waiting for shard 0 to be ready..." (weights loading in the shard).
+  json tgi = triage("tgi0.log",
+                    "2023-02-20T16:45:14.079644Z  INFO text_generation_launcher: Starting shard 0\n"
+                    "2023-02-20T16:45:24.091665Z  INFO text_generation_launcher: Waiting for shard 0 to be ready...\n");
+  EXPECT_EQ(tgi["verdict"], "stalled");
+  EXPECT_EQ(tgi["last_phase"], "weight-loading");
+}
+
 TEST_F(TriageE2eTest, AVllmWorkersCollectiveTimeoutMillionsOfCollectivesInIsAServerHungWhileServing) {
   auto triage = [&](const std::string& name, const std::string& text) {
     Write(name, text);
