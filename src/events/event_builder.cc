@@ -396,6 +396,39 @@ void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
 }
 
 namespace {
+// A line of a multi-line what() text that says what failed, not where: neither a source location
+// ("(core/Action.cpp:240) void PLMD::Action::error(...) const", "+++ at PlumedMain.cpp:706, function ...") nor a
+// banner or bare label of the thrower's framing ("+++ PLUMED error", "+++ message follows +++", "ERROR").
+bool WhatTextLine(std::string_view text) {
+  const size_t start = text.find_first_not_of(" \t");
+  if (start == std::string_view::npos) return false;
+  text.remove_prefix(start);
+  if (text.starts_with("+++") || text.starts_with("***") || text.starts_with("---") || text.starts_with("===")) {
+    return false;
+  }
+  if (text.front() == '(') {  // "(file.cpp:240) function": a location
+    const size_t close = text.find(')');
+    if (close != std::string_view::npos) {
+      const std::string_view inside = text.substr(1, close - 1);
+      const size_t colon = inside.rfind(':');
+      if (colon != std::string_view::npos && colon + 1 < inside.size() &&
+          inside.find_first_not_of("0123456789", colon + 1) == std::string_view::npos) {
+        return false;
+      }
+    }
+  }
+  // A bare label: one word of capitals ("ERROR", "FATAL").
+  if (text.find(' ') == std::string_view::npos && text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ_:") == std::string_view::npos) {
+    return false;
+  }
+  return true;
+}
+
+std::string_view LeftTrim(std::string_view s) {
+  const size_t start = s.find_first_not_of(" \t");
+  return start == std::string_view::npos ? std::string_view() : s.substr(start);
+}
+
 // "  what():  MESSAGE": the second line of a C++ terminate report (std::terminate's handler prints it
 // indented under "terminate called after throwing an instance of 'T'").
 bool StartsWithWhat(std::string_view msg) {
@@ -681,13 +714,42 @@ void EventBuilder::Add(const LineView& line) {
       UpdateOpen(ps);
       return;
     }
-    if (ps.pending.kind == EventKind::kCxxTerminate && Contains(msg, "what():")) {
+    if (ps.pending.kind == EventKind::kCxxTerminate && ps.what_follows) {
+      // The lines of a what() text that started with a newline (ProcessState::what_follows).
+      constexpr int kMaxWhatLines = 12;
+      const std::string text(TrimRight(msg));
+      // Its lines are the exception's text: an "ERROR ..." word or an exception-shaped phrase in them is
+      // part of it; any other shape (the signal report, a frame, a new terminate) ends it.
+      const bool text_shape = (line.structure & ~(kLevelError | kExceptionShape)) == 0;
+      if (!text.empty() && text_shape && ps.what_lines < kMaxWhatLines) {
+        ++ps.what_lines;
+        AddContext(ps.pending, line);
+        AddMatches(ps.pending, line);
+        ps.pending.continuation.push_back(Info(line));
+        if (!ps.what_found && WhatTextLine(text)) {
+          ps.what_found = true;
+          ps.pending.message = ps.pending.exception + ": " + std::string(LeftTrim(text));
+          ps.pending.where = Info(line);
+        }
+        UpdateOpen(ps);
+        return;
+      }
+      ps.what_follows = false;  // this line ends the what() text: read as after any exception, below
+    } else if (ps.pending.kind == EventKind::kCxxTerminate && Contains(msg, "what():")) {
       std::string_view what = msg.substr(msg.find("what():") + 7);
       while (!what.empty() && what.front() == ' ') what.remove_prefix(1);
       ps.pending.message = ps.pending.exception + ": " + TrimRight(what);
       ps.pending.where = Info(line);
       AddMatches(ps.pending, line);
       AddContext(ps.pending, line);
+      if (TrimRight(what).empty()) {
+        // what() printed nothing on its own line: its text is on the lines below (what_follows).
+        ps.what_follows = true;
+        ps.what_lines = 0;
+        ps.what_found = false;
+        UpdateOpen(ps);
+        return;
+      }
       Emit(ps);
       UpdateOpen(ps);
       return;

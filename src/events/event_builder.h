@@ -72,6 +72,13 @@ class EventBuilder {
     // traceback's frames go on right under it, it was interleaved output and
     // the traceback is reopened (what it replaced is kept here).
     bool tentative_exception = false;
+    // A terminate's "what():" line came with no text: the exception's what() string starts with a newline
+    // (PLUMED's ExceptionError: "(core/Action.cpp:240) void PLMD::Action::error(...)" / "ERROR in input to
+    // action ..."), so its message is on the plain lines under it, up to the next line with a shape (the
+    // signal report), a blank line or kMaxWhatLines lines. `what_lines` counts those taken.
+    bool what_follows = false;
+    int what_lines = 0;
+    bool what_found = false;  // a message line was chosen among them (WhatTextLine)
     // Records of a logger at INFO level or below seen inside the open traceback: another process's
     // output interleaved with it (two agents or unprefixed ranks writing one file), not its end.
     int interleaved_records = 0;

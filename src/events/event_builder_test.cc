@@ -256,6 +256,49 @@ TEST(EventBuilderTest, PowerShellsErrorRecordUnderATracebackHeaderIsNoExceptionL
   EXPECT_EQ(plain.events[0].where.line, 2);
 }
 
+// A what() string that starts with a newline (PLUMED's ExceptionError): std::terminate prints "what():" with
+// nothing after it and the text on the lines below, a source location first. The message is the first line of
+// that text that says what failed, not where (nor a banner or a bare label); the signal report ends the text.
+TEST(EventBuilderTest, AnEmptyWhatLineTakesItsMessageFromTheLinesBelow) {
+  Harness h;
+  h.Feed({
+      "terminate called after throwing an instance of 'PLMD::Plumed::ExceptionError'",
+      "what():",
+      "(core/Action.cpp:240) void PLMD::Action::error(const string&) const",
+      "ERROR in input to action DISTANCE with label @0 : Number of specified atoms should be 2",
+      "[fv-az1113-981:44122] *** Process received signal ***",
+      "[fv-az1113-981:44122] Signal: Aborted (6)",
+  });
+  ASSERT_FALSE(h.events.empty());
+  EXPECT_EQ(h.events[0].kind, EventKind::kCxxTerminate);
+  EXPECT_EQ(h.events[0].where.line, 4);
+  EXPECT_EQ(h.events[0].message,
+            "PLMD::Plumed::ExceptionError: ERROR in input to action DISTANCE with label @0 : Number of specified "
+            "atoms should be 2");
+  // PLUMED's banner form: "+++" lines and the bare "ERROR" label are framing.
+  Harness banner;
+  banner.Feed({
+      "terminate called after throwing an instance of 'PLMD::Plumed::ExceptionError'",
+      "  what():  ",
+      "+++ PLUMED error",
+      "+++ at PlumedMain.cpp:706, function void PLMD::PlumedMain::readInputWords(const std::vector<std::string>&)",
+      "+++ message follows +++",
+      "ERROR",
+      "I cannot understand line: ECV_MULTITHERMAL_MULTIBARIC LABEL=ecv ARG=energy,vol",
+      "Maybe a missing space or a typo?",
+      "[fv-az95-172:47005] *** Process received signal ***",
+  });
+  ASSERT_FALSE(banner.events.empty());
+  EXPECT_EQ(banner.events[0].where.line, 7);
+  EXPECT_EQ(banner.events[0].message.find("PLMD::Plumed::ExceptionError: I cannot understand line:"), 0u);
+  // A what() with its text on its own line is unchanged.
+  Harness one;
+  one.Feed({"terminate called after throwing an instance of 'std::runtime_error'", "  what():  boom", "Aborted"});
+  ASSERT_FALSE(one.events.empty());
+  EXPECT_EQ(one.events[0].message, "std::runtime_error: boom");
+  EXPECT_EQ(one.events[0].where.line, 2);
+}
+
 // A Rust panic (TGI's router and launcher, tokenizers): std's default hook prints "thread 'NAME' panicked at
 // FILE:LINE:COL:" and the message on the lines under it (Rust 1.73+), or "panicked at 'MESSAGE', FILE" on one
 // line before; either is the program's uncaught error, a fatal exception event whose message goes on below.
