@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 
 #include "rules/rule_loader.h"
 

@@ -104,10 +104,7 @@ bool IsPowerShellRecordHeader(std::string_view msg) {
   return msg.substr(0, at).find_first_of(" \t") == std::string_view::npos;
 }
 
-std::string_view TrimLeft(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  return s;
-}
+std::string_view TrimLeft(std::string_view s) { return s.substr(LeadingBlanks(s)); }
 
 // Python 3.11's caret run ("^^^^~~~") at the start of a line: when ranks write one stream at once, one
 // rank's caret line runs on into another's next line ("^^^^^  File ...", "^^^IsADirectoryError^: ...").
@@ -400,9 +397,8 @@ namespace {
 // ("(core/Action.cpp:240) void PLMD::Action::error(...) const", "+++ at PlumedMain.cpp:706, function ...") nor a
 // banner or bare label of the thrower's framing ("+++ PLUMED error", "+++ message follows +++", "ERROR").
 bool WhatTextLine(std::string_view text) {
-  const size_t start = text.find_first_not_of(" \t");
-  if (start == std::string_view::npos) return false;
-  text.remove_prefix(start);
+  text = TrimLeft(text);
+  if (text.empty()) return false;
   if (text.starts_with("+++") || text.starts_with("***") || text.starts_with("---") || text.starts_with("===")) {
     return false;
   }
@@ -422,11 +418,6 @@ bool WhatTextLine(std::string_view text) {
     return false;
   }
   return true;
-}
-
-std::string_view LeftTrim(std::string_view s) {
-  const size_t start = s.find_first_not_of(" \t");
-  return start == std::string_view::npos ? std::string_view() : s.substr(start);
 }
 
 // "  what():  MESSAGE": the second line of a C++ terminate report (std::terminate's handler prints it
@@ -728,7 +719,7 @@ void EventBuilder::Add(const LineView& line) {
         ps.pending.continuation.push_back(Info(line));
         if (!ps.what_found && WhatTextLine(text)) {
           ps.what_found = true;
-          ps.pending.message = ps.pending.exception + ": " + std::string(LeftTrim(text));
+          ps.pending.message = ps.pending.exception + ": " + std::string(TrimLeft(text));
           ps.pending.where = Info(line);
         }
         UpdateOpen(ps);
