@@ -87,6 +87,29 @@ bool IsFrameLine(std::string_view msg) {
                     Contains(rest, "\u201d, Line "));
 }
 
+// A line of an IPython (Jupyter, Colab, Kaggle) traceback, which IPython's ultratb prints in its own layout
+// under "NAME<blanks>Traceback (most recent call last)": frames unquoted and unindented ("Cell In[67], line 263,
+// in f(x)", "File /opt/conda/lib/python3.10/concurrent/futures/_base.py:451, in Future.result(self)" since
+// IPython 8.5; "Input In [27], in <module>" in 8.0-8.4; "/tmp/ipykernel_55/3693596461.py in <cell line: 0>()",
+// "<ipython-input-3-5f2e> in <module>", a Cython "masseval.pyx in m.f()" before), and the raising source line
+// marked by an arrow before its number ("----> 3 x = f()", "--> 263 f.result()", "-> 1776 return ...").
+// Colab's web view, copied, makes each frame a link ("[/usr/local/lib/python3.10/dist-packages/x.py](https://
+// localhost:8080/#) in f(a)", "[](https://localhost:8080/#) in ()"), folds library frames into "5 frames", and a
+// copy may lose the blanks before the numbered source lines ("462     property_rcbs = ..."): under IPython's
+// header, a line that starts with a number is one of those. None of them ends the traceback: the exception does.
+bool IsIPythonTracebackLine(std::string_view msg, bool ipython_header) {
+  static const RE2 kIPython(
+      R"(^(?:Cell In\[\d+\], line \d+|Input In \[\d+\], in |File [^"\s\x{201c}][^"]*:\d+, in \S|-*> ?\d+(?:\s|$)|(?:<ipython-input-[\w-]+>|\S+\.pyx?) in [\w<(]|\[[^\]]*\]\(https?://localhost(?::\d+)?/#\) in ))");
+  static const RE2 kUnindentedSource(R"(^\d+(?:\s|$))");
+  return RE2::PartialMatch(msg, kIPython) || (ipython_header && RE2::PartialMatch(msg, kUnindentedSource));
+}
+
+// IPython's traceback header: the exception's type, blanks, "Traceback (most recent call last)" and no colon.
+bool IsIPythonTracebackHeader(std::string_view msg) {
+  static const RE2 kHeader(R"(^\s*[A-Za-z_][\w.()]* +Traceback \(most recent call last\)\s*$)");
+  return RE2::PartialMatch(msg, kHeader);
+}
+
 // Windows PowerShell (5.1) turns the first line a native command writes to a redirected stderr into an
 // error record, printed as "NAME : LINE" (the command's name as invoked: "python", "python.exe") followed by
 // the record's position block (PowerShell's FormatEnumerationLimit-free default view, e.g.
@@ -375,6 +398,7 @@ void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
   e.logged = LoggedBelowError(p);
   ps.traceback_indent = LeadingBlanks(p.message);
   ps.powershell_record_lines = IsPowerShellRecordHeader(p.message) ? kMaxPowerShellRecordLines : 0;
+  ps.ipython_traceback = IsIPythonTracebackHeader(p.message);
   e.chained = ps.chain_marker_line >= 0 && e.where.line - ps.chain_marker_line <= 3;
   ps.chain_marker_line = -1;
   e.ignored = ps.ignored_line >= 0 && e.where.line - ps.ignored_line <= 2;
@@ -546,7 +570,7 @@ bool EventBuilder::ContinuesTraceback(ProcessState& ps, std::string_view msg, bo
   }
   if (flat_frame) ps.flat = true;
   return msg.empty() || Indented(msg) || starts_segment || IsElisionMark(msg) || flat_frame || flat_source ||
-         flat_carets;
+         flat_carets || IsIPythonTracebackLine(msg, ps.ipython_traceback);
 }
 
 void EventBuilder::Add(const LineView& line) {

@@ -124,6 +124,9 @@ class EventBuilder {
     // position line, "+ " command excerpt and underline, "+ CategoryInfo ...", "+ FullyQualifiedErrorId :
     // NativeCommandError") come before the first frame; this many may still be skipped.
     int powershell_record_lines = 0;
+    // The open traceback's header is IPython's ("NAME<blanks>Traceback (most recent call last)", no colon): its
+    // numbered source lines may have lost their indent in a copy, and Colab's "N frames" line stands for hidden ones.
+    bool ipython_traceback = false;
   };
 
   void Emit(ProcessState& ps);

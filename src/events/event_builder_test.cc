@@ -213,6 +213,72 @@ TEST(EventBuilderTest, AnExceptionReportedBySiteForSitecustomizeIsIgnored) {
 // Windows PowerShell prints a native command's first stderr line as an error record: "python : " before it
 // and the record's position block under it, before the traceback's first frame (a real console copy,
 // tests/real/powershell-python-c-unicodeencodeerror-gbk-nativecommanderror).
+TEST(EventBuilderTest, AnIPythonTracebacksUnquotedFramesAndArrowLinesAreNoExceptionLine) {
+  // IPython 8 (Jupyter): "Cell In[N], line L" and "File PATH:L, in f(...)" frames, "---->" source lines.
+  Harness h;
+  h.Feed({
+      "---------------------------------------------------------------------------",
+      "OutOfMemoryError                          Traceback (most recent call last)",
+      "Cell In[71], line 3",
+      "      1 # --- Execute ---",
+      "----> 3 embeddings_df = generate_and_upload_embeddings(",
+      "      4     checkpoint_path=CHECKPOINT_PATH,",
+      "",
+      "File /opt/conda/lib/python3.10/concurrent/futures/_base.py:451, in Future.result(self, timeout)",
+      "    449     raise CancelledError()",
+      "--> 451     return self.__get_result()",
+      "",
+      "File /opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py:1776, in Module._wrapped_call_impl(self)",
+      "-> 1776     return self._call_impl(*args, **kwargs)",
+      "",
+      "OutOfMemoryError: CUDA out of memory. Tried to allocate 750.00 MiB.",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].kind, EventKind::kPythonTraceback);
+  EXPECT_EQ(h.events[0].where.line, 15);
+  EXPECT_EQ(h.events[0].exception, "OutOfMemoryError");
+  // IPython 7 (Kaggle, older Colab): "PATH in f(...)" and "<ipython-input-...> in <module>" frames.
+  Harness old;
+  old.Feed({
+      "OutOfMemoryError                          Traceback (most recent call last)",
+      "/tmp/ipykernel_55/3693596461.py in <cell line: 0>()",
+      "---> 29                     correct, loss = train_step(",
+      "<ipython-input-11-8c0a3d421ca2> in <module>",
+      "----> 6 pets1.summary(path/\"images\")",
+      "/usr/local/lib/python3.11/dist-packages/torch/nn/modules/module.py in _call_impl(self, *args, **kwargs)",
+      "-> 1750             return forward_call(*args, **kwargs)",
+      "> 23324         buf728 = empty_strided_cuda((256, 672, 28, 28), (526848, 784, 28, 1), torch.float16)",
+      "",
+      "OutOfMemoryError: CUDA out of memory. Tried to allocate 258.00 MiB.",
+  });
+  ASSERT_EQ(old.events.size(), 1u);
+  EXPECT_EQ(old.events[0].where.line, 10);
+  // Colab's web view copied: linked frames, "4 frames", source lines that lost their indent.
+  Harness colab;
+  colab.Feed({
+      "RuntimeError                              Traceback (most recent call last)",
+      "[/tmp/ipykernel_6631/3323691070.py](https://localhost:8080/#) in <cell line: 0>()",
+      "22 model_cpu = model.cpu().eval()",
+      "---> 23 scripted  = torch.jit.script(model_cpu)",
+      "",
+      "4 frames",
+      "[/usr/local/lib/python3.12/dist-packages/torch/jit/_recursive.py](https://localhost:8080/#) in create(a)",
+      "462     property_rcbs = [p.resolution_callback for p in property_stubs]",
+      "--> 464     concrete_type._create_methods_and_properties(",
+      "",
+      "RuntimeError: Can't redefine method: forward on class: __torch__.train",
+  });
+  ASSERT_EQ(colab.events.size(), 1u);
+  EXPECT_EQ(colab.events[0].where.line, 11);
+  EXPECT_EQ(colab.events[0].exception, "RuntimeError");
+  // A plain Python traceback is no IPython one: a line starting with a number ends it as before.
+  Harness plain;
+  plain.Feed({"Traceback (most recent call last):", "  File \"a.py\", line 1, in <module>", "    f()",
+              "ValueError: bad"});
+  ASSERT_EQ(plain.events.size(), 1u);
+  EXPECT_EQ(plain.events[0].where.line, 4);
+}
+
 TEST(EventBuilderTest, PowerShellsErrorRecordUnderATracebackHeaderIsNoExceptionLine) {
   Harness h;
   h.Feed({
