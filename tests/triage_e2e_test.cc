@@ -1427,6 +1427,19 @@ TEST_F(TriageE2eTest, ASlurmTimeLimitAfterTheLaunchersSigtermIsTheRootNotAStopFr
   EXPECT_EQ(j["root_cause"]["rule"], "slurm.time-limit");
 }
 
+TEST_F(TriageE2eTest, ASlurmMemoryKillBeforeItsCancelIsTheRootNotAStopFromOutside) {
+  // slurmstepd's accounting kill, then its cancel of the job: the cancel is how the kill ends the job
+  // (tests/real/slurm-jobacct-job-exceeded-memory-limit-being-killed-cancel-line-before-exceeded).
+  Write("slurm-1182107.out",
+        "slurmstepd: error: Job 1182107 exceeded memory limit (7795348 > 4067328), being killed\n"
+        "slurmstepd: error: *** JOB 1182107 ON c05 CANCELLED AT 2023-12-04T01:12:55 ***\n"
+        "slurmstepd: error: Exceeded job memory limit\n");
+  json j = json::parse(Triage("--json slurm-1182107.out").out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 1);
+  EXPECT_EQ(j["root_cause"]["rule"], "slurm.memory-limit-kill");
+}
+
 TEST_F(TriageE2eTest, UnknownErrorIsStillFoundByStructure) {
   Write("novel.log",
         "INFO all good\n"

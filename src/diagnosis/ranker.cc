@@ -326,16 +326,23 @@ bool Overtaken(const StopHit& s, const Findings& f, const rules::RuleSet& rules,
 // "task 1: Exited with exit code 1", "Terminating StepId=...", then slurmstepd's "*** STEP ... CANCELLED AT
 // ... ***"): the launcher cancelled the step because that task failed. The cancel is its cleanup, not a
 // stop from outside; a task's end after the stop ("task 0: Terminated") is the stop's consequence instead.
+// Likewise a memory kill the scheduler reports just before its cancel (slurmstepd's "Job N exceeded memory limit
+// (X > Y), being killed" or "Detected 1 oom_kill event in StepId=...", then "*** JOB N ON node CANCELLED AT ...
+// ***"): a signature of category oom says the job was killed for memory, and the cancel is how that kill ends
+// the job, not a stop from outside.
 bool CancelledByTheLauncher(const StopHit& s, const Findings& f, const rules::RuleSet& rules,
                             const std::vector<bool>& recovered) {
   constexpr int64_t kWindow = 10;  // lines
   if (rules.rules()[s.rule].fatal) return false;
   for (size_t i = 0; i < f.events.size(); ++i) {
     const Event& e = f.events[i];
-    if (recovered[i] || e.cut_off || e.kind != EventKind::kExitStatus || e.where.file != s.where.file ||
-        e.where.line >= s.where.line || e.where.line < s.where.line - kWindow || IsTermination(e)) {
+    if (recovered[i] || e.cut_off || e.where.file != s.where.file || e.where.line >= s.where.line ||
+        e.where.line < s.where.line - kWindow) {
       continue;
     }
+    auto sig = FirstRuleOfKind(e, rules, RuleKind::kSignature);
+    if (sig && rules.rules()[*sig].category == "oom") return true;
+    if (e.kind != EventKind::kExitStatus || IsTermination(e)) continue;
     auto cascade = FirstRuleOfKind(e, rules, RuleKind::kCascade);
     if (cascade && rules.rules()[*cascade].summary) return true;
   }
@@ -675,8 +682,9 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     // cancelled the step after a task failed, the failure is in what came before the cancel.
     if (r.stop) weak = summary = std::nullopt;
     // A known warning before the fatal error that ended the process (c10d's W-level "failed to bind"
-    // before torchrun's RuntimeError, then Slurm cancelling the step) leaves that fatal error the root.
-    if (strong && !events::IsStrong(ev[*strong].kind)) strong = first_fatal;
+    // before torchrun's RuntimeError, then Slurm cancelling the step) leaves that fatal error the root. With
+    // no fatal error, a known error line the launcher cancelled the step after (slurmstepd's memory kill) is it.
+    if (strong && !events::IsStrong(ev[*strong].kind) && (r.stop || first_fatal)) strong = first_fatal;
   }
   const bool only_reported = !strong && !weak && !summary && reported && !r.stop;
   if (only_reported) strong = reported;
