@@ -1494,5 +1494,61 @@ echo "run exit=$?"
   EXPECT_NE(ReadFile((dir_ / "run.err").string()).find("faultline: dashboard of "), std::string::npos);
 }
 
+TEST_F(TriageE2eTest, SessionFourteenStackListingsWithNoHeaderOrExceptionAreNoFailure) {
+  auto triage = [&](const std::string& name, const std::string& text) {
+    Write(name, text);
+    return json::parse(Triage("--json " + name).out);
+  };
+  // pystack's frames of a live process (no "Traceback" header, no exception line): where it was, not a crash.
+  json pystack = triage(
+      "pystack.txt",
+      "File \"/opt/conda/lib/python3.8/site-packages/pytorch_lightning/loops/base.py\", line 151, in run\n"
+      "    output = self.on_run_end()\n"
+      "  File \"/opt/conda/lib/python3.8/site-packages/pytorch_lightning/loops/epoch/training_epoch_loop.py\", "
+      "line 298, in on_run_end\n"
+      "    self.trainer.call_hook(\"on_train_epoch_end\")\n"
+      "  File \"/opt/conda/lib/python3.8/site-packages/pytorch_lightning/callbacks/model_checkpoint.py\", line 390, "
+      "in save_checkpoint\n"
+      "    self._save_none_monitor_checkpoint(trainer, monitor_candidates)\n");
+  EXPECT_EQ(pystack["verdict"], "stalled");
+  EXPECT_EQ(pystack["last_phase"], "training");
+  // A stack printer's per-thread dump: the plain line that closes the first thread's frames is no exception.
+  json printer = triage(
+      "printer.txt",
+      "File \"/usr/lib/python3.9/site-packages/transformers/trainer.py\", line 3410, in _pad_across_processes\n"
+      "sizes = self._nested_gather(size).cpu()\n"
+      "\n"
+      "Printing stack\n"
+      "-- Thread ID: 139870071547712 ---\n"
+      "File \"/data/train.py\", line 281, in <module>\n"
+      "trainer.train()\n"
+      "File \"/usr/lib/python3.9/site-packages/transformers/trainer.py\", line 2020, in _inner_training_loop\n"
+      "self._maybe_log_save_evaluate(tr_loss, model, trial, epoch, ignore_keys_for_eval)\n");
+  EXPECT_EQ(printer["verdict"], "stalled");
+  EXPECT_EQ(printer["last_phase"], "training");
+  // A headerless traceback that does end in an exception is still the failure.
+  json crash = triage("crash.txt",
+                      "  File \"/data/train.py\", line 281, in <module>\n"
+                      "    trainer.train()\n"
+                      "RuntimeError: CUDA error: an illegal memory access was encountered\n");
+  EXPECT_EQ(crash["verdict"], "failure");
+  // So is one a logger wrote at ERROR level, cut before its exception line (the last source line is the clue).
+  json logged = triage("logged.txt",
+                       "(Worker_TP2 pid=479523) ERROR 02-13 00:28:06 [multiproc_executor.py:863]   File "
+                       "\"/mnt/vllm/utils/flashinfer.py\", line 102, in wrapper\n"
+                       "(Worker_TP2 pid=479523) ERROR 02-13 00:28:06 [multiproc_executor.py:863]     return "
+                       "impl(*args, **kwargs)\n");
+  EXPECT_EQ(logged["verdict"], "failure");
+  // TORCH_DISTRIBUTED_DEBUG=DETAIL's ProcessGroupWrapper logs each collective: deep in the run, training.
+  json wrapper = triage(
+      "wrapper.log",
+      "[I ProcessGroupWrapper.cpp:562] [Rank 2] Running collective: CollectiveFingerPrint(SequenceNumber=152516, "
+      "OpType=BROADCAST, TensorShape=[4], TensorDtypes=Byte, TensorDeviceTypes=TensorOptions(dtype=float "
+      "(default), device=cuda, layout=Strided (default), requires_grad=false (default), pinned_memory=false "
+      "(default), memory_format=(nullopt)))\n");
+  EXPECT_EQ(wrapper["verdict"], "stalled");
+  EXPECT_EQ(wrapper["last_phase"], "training");
+}
+
 }  // namespace
 }  // namespace faultline::testing

@@ -561,7 +561,8 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   for (const auto& s : f.stops) stop_lines.emplace(s.where.file, s.where.line);
   std::vector<bool> recovered(ev.size(), false);
   for (size_t i = 0; i < ev.size(); ++i) {
-    if (ev[i].ignored) recovered[i] = true;
+    // So is a stack listing (Event::listing): frames of a live process, no exception raised.
+    if (ev[i].ignored || ev[i].listing) recovered[i] = true;
     // A launcher's or scheduler's summary that one task or step ended badly (srun's `task 0: Exited with
     // exit code 1` of a setup step, in the batch script's stream) before the job's own completion marker,
     // of whatever process: the job went on past that step and finished.

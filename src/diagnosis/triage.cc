@@ -209,6 +209,14 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
       spans.emplace_back(lo, hi);
     }
   }
+  // The frames of a stack listing (Event::listing: no traceback header, no exception line - pystack, a stack
+  // printer's per-thread dump) are where a live process was, stop or no stop: their traceback-format frame
+  // marks count as a dump's do.
+  std::set<std::pair<int, int64_t>> listed;
+  for (const auto& e : f.events) {
+    if (!e.listing) continue;
+    for (const auto& c : e.context) listed.emplace(c.file, c.line);
+  }
   auto in_span = [&](const events::LineInfo& w) {
     return std::any_of(spans.begin(), spans.end(), [&](const auto& sp) {
       return w.file == sp.first.file && w.line >= sp.first.line && w.line <= sp.second.line;
@@ -218,7 +226,8 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
     // A stack dump's frame counts after a stop too: the dump (a watchdog's, a signal's) says where the
     // stopped process was parked.
     const bool dumped = !ranking.root && ranking.stop && rules.rules()[ph->rule].stack;
-    const bool in_interrupted = interrupted.count({ph->where.file, ph->where.line}) > 0;
+    const bool in_interrupted = interrupted.count({ph->where.file, ph->where.line}) > 0 ||
+                                listed.count({ph->where.file, ph->where.line}) > 0;
     // A traceback frame says where the process was only when a stop raised that traceback; under a crash
     // it is no phase mark at all (nor listed as one).
     if (ph->interrupted && !in_interrupted && !in_span(ph->where)) continue;

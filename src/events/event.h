@@ -87,6 +87,10 @@ struct Event {
   // is garbage-collected, often at exit after a Ctrl-C): the exception was raised when the task failed,
   // before the lines around the report; the remote traceback continued under it shares the flag.
   bool reported_late = false;
+  // Frames with no "Traceback (most recent call last):" header and no exception line: a stack listing of a
+  // live process (pystack, a stack printer's per-thread dump, traceback.print_stack), or a paste cut at both
+  // ends. No exception was raised there: it fails nothing, and its frames say where the process was.
+  bool listing = false;
 };
 
 }  // namespace faultline::events

@@ -338,6 +338,13 @@ bool EventBuilder::ContinuesLateReport(const ProcessState& ps, int64_t line) {
   return ps.late_report_until >= 0 && line > ps.late_report_until && line - ps.late_report_until <= kLateReportTail;
 }
 
+void EventBuilder::MarkListing(ProcessState& ps) {
+  ps.pending.message = "Stack listing (frames with no traceback header and no exception line)";
+  ps.pending.listing = true;
+  ps.pending.cut_off = true;
+  ps.headerless = false;
+}
+
 void EventBuilder::Emit(ProcessState& ps) {
   if (!ps.has_pending) {
     ps.state = State::kIdle;
@@ -349,6 +356,7 @@ void EventBuilder::Emit(ProcessState& ps) {
   ps.state = State::kIdle;
   ps.after_flat_source = false;
   ps.message_is_control_flow = false;
+  ps.headerless = false;
   // A traceback a logger printed at WARNING level or below did not end the process: an error line, not a fatal one.
   // So is an exception line alone under such a header (a paste that starts inside that traceback).
   if (e.logged && (e.kind == EventKind::kPythonTraceback || e.kind == EventKind::kExceptionLine))
@@ -659,6 +667,17 @@ void EventBuilder::Add(const LineView& line) {
       UpdateOpen(ps);
       return;
     }
+    // A traceback that began at a frame with no header, closed by a line with no exception shape and no error
+    // words (a stack printer's "Printing stack" above its per-thread dump, the next thread's header): no
+    // exception was raised - the frames were a stack listing (Event::listing), and the line is read afresh.
+    if (ps.headerless && !exception_shape && ps.pending.chain.empty() && !msg.empty() && !Contains(msg, "Error") &&
+        !Contains(msg, "Exception") && !Contains(msg, "error") && !Contains(msg, ": ") && !LoggedBelowError(p)) {
+      MarkListing(ps);
+      Emit(ps);
+      SingleLine(ps, line);
+      UpdateOpen(ps);
+      return;
+    }
     if (exception_shape) {
       if (ps.pending.exception.empty() && ps.pending.chain.empty()) {
         ps.pending.exception = std::string(type.empty() ? msg : type);
@@ -845,6 +864,8 @@ void EventBuilder::Add(const LineView& line) {
   if (warning_header && ps.state == State::kIdle) ps.in_warning = true;
   if (traceback_start || orphan_frame) {
     StartTraceback(ps, line);
+    // (Frames a logger wrote at ERROR level are an error's traceback, whatever was cut: no listing.)
+    ps.headerless = !traceback_start && p.level < parse::Level::kError;
     if (orphan_frame && !Indented(msg)) ps.flat = ps.after_flat_frame = true;
     if (!p.process.empty())
       last_traceback_key_ = p.format == "vllm" ? std::string(p.process) + "\x1flogger" : std::string(p.process);
@@ -864,7 +885,10 @@ void EventBuilder::Finish() {
   });
   for (ProcessState* state : open) {
     ProcessState& ps = *state;
-    if (ps.has_pending && ps.state == State::kInTraceback && ps.pending.message.empty()) {
+    if (ps.has_pending && ps.state == State::kInTraceback && ps.pending.message.empty() && ps.headerless &&
+        ps.pending.chain.empty()) {
+      MarkListing(ps);  // frames only, from the first line to the end: a stack listing (Event::listing)
+    } else if (ps.has_pending && ps.state == State::kInTraceback && ps.pending.message.empty()) {
       // A traceback cut off before its exception line: keep what we have,
       // as evidence that ranks below any concrete error (ranker.h).
       ps.pending.message = "Traceback (cut off before its exception line)";

@@ -119,6 +119,9 @@ class EventBuilder {
     // The open chain's message so far is a control-flow exception (LineView::control_flow): the next
     // exception of the chain, raised while handling it, takes the message.
     bool message_is_control_flow = false;
+    // The open traceback began at a frame line, with no "Traceback (most recent call last):" header (a paste
+    // that starts inside it, or a stack listing): Event::listing when no exception line closes it.
+    bool headerless = false;
     // The open traceback's header came as Windows PowerShell renders a native command's first stderr line
     // ("python : Traceback (most recent call last):"): the lines of PowerShell's error record under it (its
     // position line, "+ " command excerpt and underline, "+ CategoryInfo ...", "+ FullyQualifiedErrorId :
@@ -130,6 +133,8 @@ class EventBuilder {
   };
 
   void Emit(ProcessState& ps);
+  // The open headerless traceback is a stack listing (Event::listing).
+  void MarkListing(ProcessState& ps);
   // An event at `line` follows a reported-late event of this process closely enough to be the rest of
   // its report (ProcessState::late_report_until).
   static bool ContinuesLateReport(const ProcessState& ps, int64_t line);
