@@ -435,7 +435,8 @@ void ListStopConsequences(const Findings& f, const rules::RuleSet& rules, const 
 // set aside like a recovered error; so are weak errors after the marker (ERROR
 // logs, NCCL WARN: the proxy's "Accept failed", the watchdog's async NCCL error
 // of a peer already gone), and a command-line tool's own "error: ..." after it (a
-// wrapper's clean-up command). A Python exception after the marker (a final save
+// wrapper's clean-up command). So is an exit report naming SIGTERM (a worker
+// the shutdown terminated). A Python exception after the marker (a final save
 // that failed) is a failure as before.
 void SetAsideTeardownAfterCompletion(const Findings& f, const rules::RuleSet& rules, bool multi_file,
                                      std::vector<bool>* recovered) {
@@ -473,9 +474,14 @@ void SetAsideTeardownAfterCompletion(const Findings& f, const rules::RuleSet& ru
     if (new_stage) return;
     teardown.push_back(i);
   }
+  // An exit report that names SIGTERM is a process the teardown itself terminated, not one that failed
+  // without a word: Ray's raylet once the driver finished and shut the cluster down ("Worker exits unexpectedly
+  // by a signal. SystemExit is raised (sys.exit is called). Exit code: 1. The process receives a SIGTERM.").
+  static const RE2 kTerminated(R"(\bSIGTERM\b)");
   const bool died = std::any_of(teardown.begin(), teardown.end(), [&](size_t i) {
     const EventKind k = ev[i].kind;
     if (k == EventKind::kCxxTerminate || k == EventKind::kSignal) return true;
+    if (k == EventKind::kExitStatus && RE2::PartialMatch(ev[i].message, kTerminated)) return true;
     // A weak error of its own (not a launcher's summary, itself logged at ERROR level) is teardown noise too.
     return (k == EventKind::kErrorLog || k == EventKind::kNcclWarn || k == EventKind::kCompilerError) &&
            !FirstRuleOfKind(ev[i], rules, RuleKind::kCascade);

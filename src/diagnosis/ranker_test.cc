@@ -840,6 +840,32 @@ TEST(RankerTest, ALaunchersSummaryBeforeTheJobsCompletionOfAnotherProcessIsRecov
   EXPECT_EQ(f.events[*t.root].where.line, 900);
 }
 
+TEST(RankerTest, AnExitReportNamingSigtermAfterTheCompletionIsTheTeardown) {
+  // verl's "Final validation metrics" (the run's completion), then Ray's raylet reports a worker the shutdown
+  // terminated: set aside. An exit report after the completion that names no SIGTERM stays the root.
+  auto rules = TestRules();
+  Findings f;
+  PhaseHit done;
+  done.phase = "training";
+  done.completes = true;
+  done.rule = 12;  // t.succeeded
+  done.where = events::LineInfo{0, 9, "(TaskRunner pid=267532) (\"Final validation metrics: {...}\")"};
+  f.phases.push_back(done);
+  f.events.push_back(Make(EventKind::kExitStatus, 21,
+                          "A worker died or was killed while executing a task by an unexpected system error. Worker exit "
+                          "type: SYSTEM_ERROR Worker exit detail: Worker exits unexpectedly by a signal. SystemExit is "
+                          "raised (sys.exit is called). Exit code: 1. The process receives a SIGTERM.",
+                          "raylet"));
+  Ranking r = Rank(f, *rules, false);
+  EXPECT_FALSE(r.root);
+  EXPECT_EQ(r.recovered.size(), 1u);
+  f.events[0].message = "A worker died or was killed while executing a task by an unexpected system error. Worker exits "
+                        "with an exit code 1.";
+  Ranking s = Rank(f, *rules, false);
+  ASSERT_TRUE(s.root);
+  EXPECT_EQ(f.events[*s.root].where.line, 21);
+}
+
 TEST(RankerTest, AnNcclWarnBeforeTheJobsCompletionOfAnotherProcessIsRecovered) {
   // NCCL's own host:pid:tid prefix never matches the process's unprefixed progress: a CollNet (SHARP)
   // init WARN that fell back, then the job's completion marker (unprefixed).
