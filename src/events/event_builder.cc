@@ -129,6 +129,18 @@ bool IsPowerShellRecordHeader(std::string_view msg) {
 
 std::string_view TrimLeft(std::string_view s) { return s.substr(LeadingBlanks(s)); }
 
+// pytest's report of a failed test prints the exception under the failing source line with an "E" column before
+// it ("E       RuntimeError: value cannot be converted to type at::Half without overflow", the blanks keep the
+// source's indent), then "path.py:61: RuntimeError". True for such a line; *msg becomes the exception text.
+bool PytestExceptionLine(std::string_view* msg, std::string_view* type, std::string_view* text) {
+  // (pytest's column is "E" and at least three blanks: "E   assert x == 1" for an unindented source line.)
+  if (msg->size() < 5 || msg->substr(0, 4) != "E   ") return false;
+  std::string_view rest = TrimLeft(msg->substr(1));
+  if (!ParseExceptionLine(rest, type, text)) return false;
+  *msg = rest;
+  return true;
+}
+
 // Python 3.11's caret run ("^^^^~~~") at the start of a line: when ranks write one stream at once, one
 // rank's caret line runs on into another's next line ("^^^^^  File ...", "^^^IsADirectoryError^: ...").
 size_t LeadingCaretRun(std::string_view msg) {
@@ -509,7 +521,10 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
     e.kind = EventKind::kCudaKernelAssert;
   } else if ((line.structure & (kSignalShape | kExitShape)) && !(signal = SignalOrExit(msg, &is_exit)).empty()) {
     e.kind = is_exit ? EventKind::kExitStatus : EventKind::kSignal;
-  } else if ((line.structure & kExceptionShape) && ParseExceptionLine(msg, &type, &text)) {
+  } else if ((line.structure & kExceptionShape) &&
+             (ParseExceptionLine(msg, &type, &text) || PytestExceptionLine(&msg, &type, &text))) {
+    // (msg is now the exception without pytest's "E   " column, when it had one.)
+    e.message = TrimRight(msg);
     e.kind = EventKind::kExceptionLine;
     e.exception = std::string(type);
     e.logged = LoggedBelowError(p);

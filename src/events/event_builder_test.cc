@@ -279,6 +279,29 @@ TEST(EventBuilderTest, AnIPythonTracebacksUnquotedFramesAndArrowLinesAreNoExcept
   EXPECT_EQ(plain.events[0].where.line, 4);
 }
 
+TEST(EventBuilderTest, PytestsEColumnExceptionLineIsAnException) {
+  Harness h;
+  h.Feed({
+      "vllm_ascend/attention/attention.py:78: in initialize_from_len",
+      "    return cls(generate_attn_mask(max_seq_len, dtype, mask_value))",
+      "_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ ",
+      ">       attn_mask = torch.masked_fill(torch.zeros(size=(max_seq_len, max_seq_len)),",
+      "                                      mask_flag, mask_value).to(dtype)",
+      "E       RuntimeError: value cannot be converted to type at::Half without overflow",
+      "",
+      "vllm_ascend/attention/attention.py:61: RuntimeError",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].kind, EventKind::kExceptionLine);
+  EXPECT_EQ(h.events[0].where.line, 6);
+  EXPECT_EQ(h.events[0].exception, "RuntimeError");
+  EXPECT_EQ(h.events[0].message, "RuntimeError: value cannot be converted to type at::Half without overflow");
+  // A word "E" with one blank is no pytest column.
+  Harness one;
+  one.Feed({"E ValueError: x"});
+  EXPECT_TRUE(one.events.empty());
+}
+
 TEST(EventBuilderTest, PowerShellsErrorRecordUnderATracebackHeaderIsNoExceptionLine) {
   Harness h;
   h.Feed({
