@@ -426,6 +426,23 @@ void ListStopConsequences(const Findings& f, const rules::RuleSet& rules, const 
   }
 }
 
+// An exception's line (no traceback: "ncclSystemError: System call ... failed") right under a weak error
+// of its own process (ProcessGroupNCCL's watchdog logging "[E511 ...] ... found async exception when
+// checking for NCCL errors: NCCL error: unhandled system error ...", then the c10::Error's what() text and
+// its "Exception raised from ..." frames) is that logged record's text, not an exception of its own.
+bool InWeakRecord(size_t i, const Findings& f) {
+  constexpr int64_t kWindow = 3;  // lines from the logged record to its what() text
+  const Event& e = f.events[i];
+  if (e.kind != EventKind::kExceptionLine) return false;
+  for (size_t j = 0; j < f.events.size(); ++j) {
+    const Event& w = f.events[j];
+    if (j == i || (w.kind != EventKind::kErrorLog && w.kind != EventKind::kNcclWarn) || !SameProcess(w, e)) continue;
+    if (w.where.file == e.where.file && w.where.line < e.where.line && e.where.line - w.where.line <= kWindow)
+      return true;
+  }
+  return false;
+}
+
 // A native death after the job said it completed (torchtitan's "Training
 // completed", then "terminate called without an active exception" / "Fatal
 // Python error: Aborted" while the process group is destroyed at exit; a
@@ -461,8 +478,8 @@ void SetAsideTeardownAfterCompletion(const Findings& f, const rules::RuleSet& ru
     // So is a command-line tool's own diagnostic ("error: ...") after it: a wrapper's clean-up command
     // (kubectl's "error: resource(s) were provided, but no name was specified" in a CI monitor's wait loop
     // once the test job said OK), not the finished job.
-    const bool weak =
-        e.kind == EventKind::kErrorLog || e.kind == EventKind::kNcclWarn || e.kind == EventKind::kCompilerError;
+    const bool weak = e.kind == EventKind::kErrorLog || e.kind == EventKind::kNcclWarn ||
+                      e.kind == EventKind::kCompilerError || (after && InWeakRecord(i, f));
     if ((e.kind != EventKind::kCxxTerminate && e.kind != EventKind::kSignal && !weak) || !after) return;  // a real error
     // A phase first marked between the completion and the death is a new
     // stage (an evaluation, a server started by the same pipeline): the death
@@ -723,12 +740,36 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
                     "({}); the failing process printed no error",
                     Where(f, ev[*summary])));
   }
+  // A traceback cut off before its exception line, right under a report of an exception that its handler
+  // caught (asyncio's "Exception in callback ..." for a future's done-callback that re-raised the future's
+  // error, then the awaiter's traceback through "outputs = await future", the same exception): the reported
+  // exception says what failed.
+  if (r.root && ev[*r.root].cut_off && ev[*r.root].exception.empty()) {
+    constexpr int64_t kReportWindow = 10;  // lines from the handled report to the cut-off traceback
+    const Event& g = ev[*r.root];
+    for (size_t j = 0; j < ev.size(); ++j) {
+      const Event& e = ev[j];
+      if (!e.ignored || e.exception.empty() || e.cut_off || !events::IsStrong(e.kind) || !SameProcess(e, g)) continue;
+      if (e.where.file != g.where.file || e.where.line >= g.where.line || g.where.line - e.where.line > kReportWindow)
+        continue;
+      r.why.push_back(fmt::format("the traceback at {} is cut off before its exception line; the {} reported just "
+                                  "above it (caught by its handler, the same exception the awaiter got) says what failed",
+                                  Where(f, g), events::EventKindName(e.kind)));
+      r.root = j;
+    }
+  }
   // A stop that ends the job itself (a scheduler's time limit) is the root cause of a job that never
   // reached ready: a training run cut off there failed; a server that served until then did not.
+  // So is one that came after the job's own completion marker (MLPerf's run_stop with status success, then
+  // Slurm's "CANCELLED AT ... DUE TO TIME LIMIT" for a process of the step that lingered at exit): the work
+  // was done before the limit; what the limit ended was the teardown.
   if (!r.root && r.stop && rules.rules()[f.stops[*r.stop].rule].fatal) {
     const StopHit& stop = f.stops[*r.stop];
-    const bool served = std::any_of(f.phases.begin(), f.phases.end(), [](const PhaseHit& ph) {
-      return rules::PhaseIndex(ph.phase) == rules::PhaseIndex("ready");
+    const bool served = std::any_of(f.phases.begin(), f.phases.end(), [&](const PhaseHit& ph) {
+      if (rules::PhaseIndex(ph.phase) == rules::PhaseIndex("ready")) return true;
+      return ph.completes && !ph.interrupted && !rules.rules()[ph.rule].exit_only &&
+             !rules.rules()[ph.rule].final_only &&
+             CausallyBefore(ph.where, ph.time, stop.where, stop.time, multi_file);
     });
     for (size_t i = 0; i < ev.size() && !served; ++i) {
       if (ev[i].where.file == stop.where.file && ev[i].where.line == stop.where.line) {

@@ -695,5 +695,111 @@ TEST(MayCarryTimeTest, EveryParsedTimeHasAClock) {
   EXPECT_FALSE(MayCarryTime("12:00:0"));
 }
 
+// The log without the lines that hold `drop` (a copy in the test's temp dir), or an empty path when none did.
+static fs::path Without(const fs::path& log, const std::string& drop, const std::string& name) {
+  std::FILE* in = std::fopen(log.c_str(), "r");
+  if (!in) return {};
+  const fs::path copy = fs::path(::testing::TempDir()) / name;
+  std::FILE* out = std::fopen(copy.c_str(), "w");
+  bool found = false;
+  char buf[65536];
+  while (out && std::fgets(buf, sizeof buf, in)) {
+    if (std::string(buf).find(drop) != std::string::npos) {
+      found = true;
+      continue;
+    }
+    std::fputs(buf, out);
+  }
+  std::fclose(in);
+  if (out) std::fclose(out);
+  return found ? copy : fs::path();
+}
+
+static const char kMlperfRunStop[] = "\"key\": \"run_stop\"";
+
+TEST(TriageTest, APeerRanksLoggedAsyncNcclErrorTextAfterTheJobCompletedIsTeardown) {
+  // MLPerf Stable Diffusion on 32 ranks: rank 0's run_stop (status success), then rank 30's watchdog logs
+  // "[E511 ...] ... found async exception when checking for NCCL errors: NCCL error: unhandled system error"
+  // and the c10::Error's what() text under it ("ncclSystemError: System call ... failed ...", an exception
+  // line of its own) while the communicators are torn down.
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "mlperf-v50-hpe-xd670-h200-n4-stable-diffusion-run-stop-success-then-peer-rank-nccl-proxy-close-async-error-healthy" /
+                       "result_1.txt";
+  TriageOptions whole;
+  whole.inputs = {log.string()};
+  auto full = Triage(whole);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->verdict, report::Verdict::kHealthy);
+  // Without the run's completion the same error is the job's.
+  const fs::path cut = Without(log, kMlperfRunStop, "sd-no-run-stop.txt");
+  ASSERT_FALSE(cut.empty());
+  TriageOptions cut_options;
+  cut_options.inputs = {cut.string()};
+  auto failed = Triage(cut_options);
+  ASSERT_TRUE(failed.ok());
+  EXPECT_EQ(failed->verdict, report::Verdict::kFailure);
+}
+
+TEST(TriageTest, ASchedulersTimeLimitAfterTheJobCompletedEndsOnlyItsTeardown) {
+  // MLPerf RetinaNet under Slurm: run_stop (status success), the final evaluation and every rank's exit
+  // warning, then "slurmstepd: error: *** STEP ... CANCELLED AT ... DUE TO TIME LIMIT ***" for a process
+  // of the step that lingered: the work was done before the limit.
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "mlperf-v50-oracle-b200-retinanet-run-stop-success-then-slurm-step-time-limit-at-exit-healthy" /
+                       "result_0.txt";
+  TriageOptions whole;
+  whole.inputs = {log.string()};
+  auto full = Triage(whole);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->verdict, report::Verdict::kHealthy);
+  // Without the completion the limit ended a job that was still at work: the limit is the root cause.
+  const fs::path cut = Without(log, kMlperfRunStop, "retinanet-no-run-stop.txt");
+  ASSERT_FALSE(cut.empty());
+  TriageOptions cut_options;
+  cut_options.inputs = {cut.string()};
+  auto failed = Triage(cut_options);
+  ASSERT_TRUE(failed.ok());
+  EXPECT_EQ(failed->verdict, report::Verdict::kFailure);
+  ASSERT_TRUE(failed->root_cause.has_value());
+  EXPECT_NE(failed->root_cause->message.find("DUE TO TIME LIMIT"), std::string::npos);
+}
+
+TEST(TriageTest, AsyncioCallbackReportAtShutdownThenTheWandbFooterIsHealthy) {
+  // An ART agent test on Unsloth's vLLM: "[TEST] agent finished.", asyncio's "Exception in callback ..."
+  // report (the loop's handler caught a CancelledError in a done-callback) and W&B's footer ending "wandb: Find
+  // logs at: ...". Without the footer nothing says the script ended; the report is still no failure.
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "unsloth-art-langgraph-rollout-test-finished-asyncio-exception-in-callback-cancellederror-at-close-wandb-footer-healthy" /
+                       "model_test.log";
+  TriageOptions whole;
+  whole.inputs = {log.string()};
+  auto full = Triage(whole);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->verdict, report::Verdict::kHealthy);
+  const fs::path cut = CutBefore(log, "wandb: Find logs at:", "art-no-wandb-footer.log");
+  ASSERT_FALSE(cut.empty());
+  TriageOptions cut_options;
+  cut_options.inputs = {cut.string()};
+  auto open = Triage(cut_options);
+  ASSERT_TRUE(open.ok());
+  EXPECT_NE(open->verdict, report::Verdict::kFailure);
+}
+
+TEST(TriageTest, ACutOffAwaitersTracebackTakesTheExceptionTheLoopsHandlerReportedAboveIt) {
+  // LMDeploy's VL engine: asyncio's "Exception in callback _raise_exception_on_finish(...)" report (the loop's
+  // handler caught it: swallowed) carries "ValueError: unsupported modality image_url"; the awaiter's
+  // traceback under it ("outputs = await future") is cut off by the paste before its exception line.
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "lmdeploy-vl-served-request-unsupported-modality-image-url" / "server.log";
+  TriageOptions whole;
+  whole.inputs = {log.string()};
+  auto full = Triage(whole);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->verdict, report::Verdict::kFailure);
+  ASSERT_TRUE(full->root_cause.has_value());
+  EXPECT_NE(full->root_cause->message.find("unsupported modality image_url"), std::string::npos)
+      << full->root_cause->message;
+}
+
 }  // namespace
 }  // namespace faultline::diagnosis

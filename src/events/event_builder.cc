@@ -50,6 +50,17 @@ namespace {
 
 bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
+// asyncio's default exception handler's header for a callback that raised: "Exception in callback
+// <Handle ...>", as the record's message or after the logger's own "LEVEL:asyncio:" / "file.py:N: " prefix.
+bool AsyncioCallbackReport(std::string_view lead) {
+  constexpr std::string_view kHeader = "Exception in callback ";
+  const size_t at = lead.find(kHeader);
+  if (at == std::string_view::npos) return false;
+  if (at == 0) return true;
+  const char before = lead[at - 1];
+  return before == ':' || (before == ' ' && at >= 2 && lead[at - 2] == ':');
+}
+
 // Traceback body lines: indented frames, and the box lines of `rich`'s
 // tracebacks ("│ /path/file.py:12 in f │", "╰───╯").
 size_t LeadingBlanks(std::string_view msg) {
@@ -546,6 +557,9 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
   } else if ((p.level == parse::Level::kError || p.level == parse::Level::kCritical) && !e.message.empty()) {
     // (An error header with no text is no event: a paste wrapped its text onto the next line.)
     e.kind = EventKind::kErrorLog;
+    // The ERROR record of a handler that caught the exception it reports (asyncio's "Exception in callback
+    // ..."): swallowed, like the traceback under it.
+    e.ignored = ps.ignored_line == e.where.line && AsyncioCallbackReport(msg.substr(std::min(msg.size(), LeadingBlanks(msg))));
     wait_for_more = true;  // may introduce a traceback
   } else if (line.cascade_rule || (line.matches && !line.matches->empty())) {
     e.kind = (line.structure & kSignalShape) ? EventKind::kSignal : EventKind::kErrorLog;
@@ -864,6 +878,12 @@ void EventBuilder::Add(const LineView& line) {
         lead.starts_with("Error in usercustomize; set PYTHONVERBOSE"))
       ps.ignored_line = at;
     if (lead.starts_with("Task exception was never retrieved")) ps.late_report_line = at;
+    // asyncio's event loop runs a callback (Handle._run) and, when it raises, hands the exception to its
+    // exception handler and goes on (Lib/asyncio/events.py Handle._run -> loop.call_exception_handler; the
+    // default handler, base_events.py default_exception_handler, logs "Exception in callback <Handle ...>"
+    // at ERROR, then "handle: <Handle ...>" and the traceback): the exception went no further. (Not a task:
+    // a task's exception is its awaiter's, "Task exception was never retrieved" when nobody awaited it.)
+    if (AsyncioCallbackReport(lead)) ps.ignored_line = at;
     // CPython logging's Handler.handleError (a record that could not be written: a console that
     // cannot encode it, a closed stream): "--- Logging error ---", the traceback, then "Call stack:"
     // and the frames of the logging call (traceback.print_stack), "Message: ..." and "Arguments: ...".

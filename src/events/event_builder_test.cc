@@ -781,6 +781,48 @@ TEST(EventBuilderTest, ATracebackUnderExceptionIgnoredInIsMarkedIgnored) {
   EXPECT_FALSE(bare.events[1].ignored);
 }
 
+TEST(EventBuilderTest, AsyncioExceptionInCallbackReportIsMarkedIgnored) {
+  // asyncio's default exception handler logged a callback that raised (ART's backend done-callback closing a
+  // proxy whose task was cancelled, at shutdown): the ERROR record, "handle: <Handle ...>", and the chained
+  // tracebacks. The loop went on: every event of the report is swallowed; a traceback later is ordinary.
+  Harness h;
+  h.Feed({
+      "[2025-09-18 09:25:53] ERROR base_events.py:1758: Exception in callback LocalBackend._prepare_backend_for_training.<locals>.done_callback(<Task cancell...ckend.py:287>>) at /workspace/verl/ART/src/art/local/backend.py:278",
+      "handle: <Handle LocalBackend._prepare_backend_for_training.<locals>.done_callback(<Task cancell...ckend.py:287>>) at /workspace/verl/ART/src/art/local/backend.py:278>",
+      "Traceback (most recent call last):",
+      "  File \"/usr/lib/python3.10/asyncio/tasks.py\", line 234, in __step",
+      "    result = coro.throw(exc)",
+      "asyncio.exceptions.CancelledError",
+      "",
+      "During handling of the above exception, another exception occurred:",
+      "",
+      "Traceback (most recent call last):",
+      "  File \"/usr/lib/python3.10/asyncio/events.py\", line 80, in _run",
+      "    self._context.run(self._callback, *self._args)",
+      "asyncio.exceptions.CancelledError",
+      "Traceback (most recent call last):",
+      "  File \"/w/train.py\", line 3, in <module>",
+      "ValueError: later",
+  });
+  ASSERT_GE(h.events.size(), 2u);
+  for (size_t i = 0; i + 1 < h.events.size(); ++i) {
+    EXPECT_TRUE(h.events[i].ignored) << "event " << i << " at line " << h.events[i].where.line << ": "
+                                     << h.events[i].message;
+  }
+  EXPECT_EQ(h.events.back().where.line, 16);
+  EXPECT_FALSE(h.events.back().ignored);
+
+  Harness prose;  // the words inside a message of its own are no report of the loop's handler
+  prose.Feed({
+      "ERROR: Exception in callbackless mode",
+      "Traceback (most recent call last):",
+      "  File \"/w/train.py\", line 3, in <module>",
+      "ValueError: bad",
+  });
+  ASSERT_FALSE(prose.events.empty());
+  EXPECT_FALSE(prose.events.back().ignored);
+}
+
 TEST(EventBuilderTest, ATracebackUnderTaskExceptionNeverRetrievedIsMarkedReportedLate) {
   // asyncio reports a task that died unobserved when the task is collected (DistServe's engine loop after
   // a Ctrl-C): "Task exception was never retrieved", the future (wrapped by the terminal over lines), the

@@ -29,8 +29,9 @@ const std::vector<std::pair<uint32_t, std::string>>& StructuralPatterns() {
       // (and asyncio's report of a task that died unobserved: "Task exception was never retrieved")
       // (and CPython's site.py when sitecustomize / usercustomize fails to import: "Error in sitecustomize; set
       // PYTHONVERBOSE for traceback:" then "TYPE: message"; the interpreter goes on)
+      // (and asyncio's report of a callback that raised: "Exception in callback <Handle ...>"; the loop goes on)
       {kIgnoredMarker,
-       R"(Exception ignored in|--- Logging error ---|Call stack:|Task exception was never retrieved|Error in (site|user)customize; set PYTHONVERBOSE)"},
+       R"(Exception ignored in|--- Logging error ---|Call stack:|Task exception was never retrieved|Error in (site|user)customize; set PYTHONVERBOSE|Exception in callback )"},
       {kCompilerError,
        R"([\w.+-]+:\d+(:\d+)?: (fatal )?error: |\(\d+\): (catastrophic )?error: |CMake Error|nvcc fatal|ninja: build stopped|fatal error: |LLVM ERROR: |^(error|fatal): |^g?make(\[\d+\])?: (\*\*\* |[^ ]+: No such file or directory)|^Hunk #\d+ FAILED|Reversed \(or previously applied\) patch detected)"},
   };
