@@ -1550,5 +1550,16 @@ TEST_F(TriageE2eTest, SessionFourteenStackListingsWithNoHeaderOrExceptionAreNoFa
   EXPECT_EQ(wrapper["last_phase"], "training");
 }
 
+TEST_F(TriageE2eTest, SessionFourteenOneStepLineWithItsLossIsTheRunAtThatStep) {
+  // A step counter with no total and the step's loss on the line (counts_once): one line is the run at that step,
+  // so a job stopped from outside after it was training.
+  Write("step.log",
+        "Epoch 0, Step 200, loss 0.5679625272750854, mean loss 0.5662090854346752, encoder_lr 2.88e-05\n"
+        "Main process received SIGINT, exiting\n");
+  json j = json::parse(Triage("--json step.log").out);
+  EXPECT_EQ(j["verdict"], "stalled");
+  EXPECT_EQ(j["last_phase"], "training");
+}
+
 }  // namespace
 }  // namespace faultline::testing

@@ -539,8 +539,11 @@ class Scanner {
         // A run-long counter first seen at its total (a bar's last redraw, "25880/25880") did its work:
         // no phase (one line could be anything), but a candidate end of the run (triage.cc Completed()).
         if (rules_.rules()[id].ends_at_total) LoneCounterAtTotal(caps, p, line_no, step);
-        // A counts_once counter's first line below its declared total (N < M) is the run at step N.
-        if (rules_.rules()[id].counts_once && BelowTotal(caps)) AddPhase(rules_.rules()[id], id, p, line_no, caps);
+        // A counts_once counter's first line below its declared total (N < M) is the run at step N; so is the
+        // first line of one that declares no total (a step counter with the step's loss on the line:
+        // "Epoch 0, Step 200, loss 0.5679", "[step 83999]  mlm_loss=1.40024").
+        if (rules_.rules()[id].counts_once && (BelowTotal(caps) || CaptureOf(caps, "total").empty()))
+          AddPhase(rules_.rules()[id], id, p, line_no, caps);
         return;
       }
       counter_ = it;
