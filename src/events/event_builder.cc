@@ -152,6 +152,21 @@ bool PytestExceptionLine(std::string_view* msg, std::string_view* type, std::str
   return true;
 }
 
+// pytest's short test summary names each failed test and its exception on one line: "FAILED tests/x.py::test_y[p]
+// - RuntimeError: Server exited unexpectedly." ("ERROR" for a test whose setup failed; the text may be cut to the
+// terminal's width with "..."). True for such a line; *msg becomes the exception text.
+bool PytestSummaryLine(std::string_view* msg, std::string_view* type, std::string_view* text) {
+  if (!msg->starts_with("FAILED ") && !msg->starts_with("ERROR ")) return false;
+  const size_t node = msg->find("::");
+  if (node == std::string_view::npos || msg->substr(0, node).find(' ') == std::string_view::npos) return false;
+  const size_t dash = msg->find(" - ", node);
+  if (dash == std::string_view::npos) return false;
+  std::string_view rest = msg->substr(dash + 3);
+  if (!ParseExceptionLine(rest, type, text)) return false;
+  *msg = rest;
+  return true;
+}
+
 // Python 3.11's caret run ("^^^^~~~") at the start of a line: when ranks write one stream at once, one
 // rank's caret line runs on into another's next line ("^^^^^  File ...", "^^^IsADirectoryError^: ...").
 size_t LeadingCaretRun(std::string_view msg) {
@@ -533,8 +548,9 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
   } else if ((line.structure & (kSignalShape | kExitShape)) && !(signal = SignalOrExit(msg, &is_exit)).empty()) {
     e.kind = is_exit ? EventKind::kExitStatus : EventKind::kSignal;
   } else if ((line.structure & kExceptionShape) &&
-             (ParseExceptionLine(msg, &type, &text) || PytestExceptionLine(&msg, &type, &text))) {
-    // (msg is now the exception without pytest's "E   " column, when it had one.)
+             (ParseExceptionLine(msg, &type, &text) || PytestExceptionLine(&msg, &type, &text) ||
+              PytestSummaryLine(&msg, &type, &text))) {
+    // (msg is now the exception without pytest's "E   " column or summary's test id, when it had one.)
     e.message = TrimRight(msg);
     e.kind = EventKind::kExceptionLine;
     e.exception = std::string(type);

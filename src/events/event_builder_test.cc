@@ -296,6 +296,16 @@ TEST(EventBuilderTest, PytestsEColumnExceptionLineIsAnException) {
   EXPECT_EQ(h.events[0].where.line, 6);
   EXPECT_EQ(h.events[0].exception, "RuntimeError");
   EXPECT_EQ(h.events[0].message, "RuntimeError: value cannot be converted to type at::Half without overflow");
+  // pytest's short test summary: the exception after the test id.
+  Harness summary;
+  summary.Feed({
+      "=========================== short test summary info ============================",
+      "FAILED compile/test_basic_correctness.py::test_compile_correctness[test_setting0] - RuntimeError: Server exited "
+      "unexpectedly.",
+  });
+  ASSERT_EQ(summary.events.size(), 1u);
+  EXPECT_EQ(summary.events[0].where.line, 2);
+  EXPECT_EQ(summary.events[0].message, "RuntimeError: Server exited unexpectedly.");
   // A word "E" with one blank is no pytest column.
   Harness one;
   one.Feed({"E ValueError: x"});
