@@ -227,6 +227,38 @@ std::optional<size_t> SpecificFor(size_t root, const std::vector<size_t>& order,
   return peer;
 }
 
+// A generic wrapper whose wrapped exception is itself a generic error of another kind: Ray's bare
+// "RayTaskError: ray::TaskRunner.run()" (a cause Ray could not subclass into RayTaskError(T)) over the
+// remote traceback's pydantic "ValidationError: 1 validation error for Settings". The first such inner
+// wrapper printed after it in its process (its traceback's own exception, not a re-raise of the same
+// wrapper) is nearer the cause; what it stands for, or its own message, says what failed.
+std::optional<size_t> InnerWrapperFor(size_t root, const std::vector<size_t>& order, const std::vector<bool>& recovered,
+                                      const Findings& f, const rules::RuleSet& rules) {
+  constexpr int64_t kWindow = 400;  // lines, as SpecificFor's
+  const auto& ev = f.events;
+  const Event& g = ev[root];
+  // Only an exception wraps an exception: a raylet's "A worker died" report or an ERROR line is no wrapper
+  // whose traceback prints the error it stands for.
+  auto raised = [](const Event& e) {
+    return e.kind == EventKind::kPythonTraceback || e.kind == EventKind::kExceptionLine;
+  };
+  if (!raised(g)) return std::nullopt;
+  const auto outer = GenericRuleOf(g, rules);
+  for (size_t j : order) {
+    const Event& e = ev[j];
+    if (j == root || recovered[j] || !SameProcess(e, g) || e.cut_off) continue;
+    if (e.where.line <= g.where.line || e.where.line > g.where.line + kWindow) continue;
+    if (!raised(e) || FirstRuleOfKind(e, rules, RuleKind::kCascade)) continue;
+    const auto inner = GenericRuleOf(e, rules);
+    if (!inner || inner == outer) continue;
+    bool rewraps = false;
+    for (const auto& m : e.matches) rewraps = rewraps || (outer && m.rule == *outer && m.line == e.where.line);
+    if (rewraps) continue;
+    return j;
+  }
+  return std::nullopt;
+}
+
 // An error only logged before the fatal one (a WARNING that a native
 // extension failed to import) whose signature says it explains it: the
 // fatal "'_C' object has no attribute 'rms_norm'" is what that failed
@@ -797,7 +829,18 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   }
   std::optional<size_t> wrapper;
   if (IsGeneric(ev[*r.root], rules)) {
-    if (auto specific = SpecificFor(*r.root, r.order, recovered, f, rules)) {
+    auto specific = SpecificFor(*r.root, r.order, recovered, f, rules);
+    if (!specific) {
+      if (auto inner = InnerWrapperFor(*r.root, r.order, recovered, f, rules)) {
+        r.why.push_back(fmt::format("{} at {} wraps another generic error, the {} at {} ({})",
+                                    events::EventKindName(ev[*r.root].kind), Where(f, ev[*r.root]),
+                                    events::EventKindName(ev[*inner].kind), Where(f, ev[*inner]),
+                                    rules.rules()[*GenericRuleOf(ev[*inner], rules)].id));
+        specific = SpecificFor(*inner, r.order, recovered, f, rules);
+        if (!specific) specific = inner;
+      }
+    }
+    if (specific) {
       wrapper = r.root;
       auto sig = GenericRuleOf(ev[*r.root], rules);
       r.why.push_back(

@@ -103,6 +103,12 @@ rules:
     pattern: 'TCP client failed to connect/validate to host \S+ - retrying'
     reason: 'waiting for the store'
     samples: {match: ['[c10d] TCP client failed to connect/validate to host 10.0.0.1:29500 - retrying (try=0, timeout=600000ms)']}
+  - id: t.validation
+    generic: true
+    pattern: '\d+ validation errors? for \w+'
+    explanation: x
+    fix: y
+    samples: {match: ['pydantic_core._pydantic_core.ValidationError: 1 validation error for Settings']}
 )",
                                     "t.yaml");
   EXPECT_TRUE(rules.ok()) << rules.status().message();
@@ -864,6 +870,25 @@ TEST(RankerTest, AnExitReportNamingSigtermAfterTheCompletionIsTheTeardown) {
   Ranking s = Rank(f, *rules, false);
   ASSERT_TRUE(s.root);
   EXPECT_EQ(f.events[*s.root].where.line, 21);
+}
+
+TEST(RankerTest, AGenericWrapperOverAnotherGenericErrorYieldsToTheInnerOne) {
+  // Ray's bare RayTaskError (a cause it could not subclass) over the remote traceback's pydantic
+  // ValidationError, both generic wrappers of their own kind: the inner one is nearer the cause.
+  auto rules = TestRules();
+  Findings f;
+  f.events.push_back(WithRule(Make(EventKind::kPythonTraceback, 19, "ray.exceptions.RayTaskError: ray::TaskRunner.run() (pid=1)"), 3));
+  f.events.push_back(WithRule(
+      Make(EventKind::kPythonTraceback, 48, "pydantic_core._pydantic_core.ValidationError: 1 validation error for Settings"),
+      15));
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 48);
+  // The same wrapper printed again below (a re-raise, its own rule again) is no inner error.
+  f.events[1] = WithRule(Make(EventKind::kPythonTraceback, 48, "ray.exceptions.RayTaskError: ray::WorkerDict.f() (pid=2)"), 3);
+  Ranking s = Rank(f, *rules, false);
+  ASSERT_TRUE(s.root);
+  EXPECT_EQ(f.events[*s.root].where.line, 19);
 }
 
 TEST(RankerTest, AnNcclWarnBeforeTheJobsCompletionOfAnotherProcessIsRecovered) {
