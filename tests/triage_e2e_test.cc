@@ -1440,6 +1440,48 @@ TEST_F(TriageE2eTest, ASlurmMemoryKillBeforeItsCancelIsTheRootNotAStopFromOutsid
   EXPECT_EQ(j["root_cause"]["rule"], "slurm.memory-limit-kill");
 }
 
+TEST_F(TriageE2eTest, ATracebackInsideAWarningRecordIsHandledAndTheShardsKillIsTheRoot) {
+  // TGI's launcher relays the shard's loguru warning with its exception info (opt(exception=True).warning):
+  // the traceback is the WARN record's message, closed by the record's " rank=0" field; the shard went on
+  // and was killed later (tests/real/tgi-09-compose-cpu-starcoder-flash-import-warning-then-shard-signal-9).
+  Write("tgi.log",
+        "2023-07-05T19:53:46.962826Z  INFO text_generation_launcher: Starting shard 0\n"
+        "2023-07-05T19:53:48.448329Z  WARN shard-manager: text_generation_launcher: Could not import Flash "
+        "Attention enabled models\n"
+        "Traceback (most recent call last):\n"
+        "  File \"/opt/conda/bin/text-generation-server\", line 8, in <module>\n"
+        "    sys.exit(app())\n"
+        "> File \"/opt/conda/lib/python3.9/site-packages/text_generation_server/models/__init__.py\", line 56, in "
+        "<module>\n"
+        "    raise ImportError(\"CUDA is not available\")\n"
+        "ImportError: CUDA is not available\n"
+        " rank=0\n"
+        "2023-07-05T19:53:56.977961Z  INFO text_generation_launcher: Waiting for shard 0 to be ready...\n"
+        "2023-07-05T19:55:21.347050Z ERROR text_generation_launcher: Shard process was signaled to shutdown with "
+        "signal 9\n"
+        "2023-07-05T19:55:21.362497Z ERROR text_generation_launcher: Shard 0 failed to start\n"
+        "Error: ShardCannotStart\n");
+  json j = json::parse(Triage("--json tgi.log").out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 11);
+  EXPECT_EQ(j["root_cause"]["rule"], "tgi.child-signaled");
+}
+
+TEST_F(TriageE2eTest, ACrashRightUnderAnUnrelatedWarningStaysTheRoot) {
+  // A WARNING line right above an uncaught exception's traceback (sglang's server_args warning, then the
+  // assertion that ends the process; tests/real/sglang-pbs-mpirun-multinode-dp-without-dp-attention-assert):
+  // no record field closes the traceback, so it is no part of the warning.
+  Write("srv.log",
+        "WARNING:sglang.srt.server_args:Pipeline parallelism is incompatible with overlap schedule.\n"
+        "Traceback (most recent call last):\n"
+        "  File \"/opt/sglang/python/sglang/launch_server.py\", line 11, in <module>\n"
+        "    server_args = prepare_server_args(sys.argv[1:])\n"
+        "AssertionError: multi-node data parallel is not supported unless dp attention!\n");
+  json j = json::parse(Triage("--json srv.log").out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 5);
+}
+
 TEST_F(TriageE2eTest, UnknownErrorIsStillFoundByStructure) {
   Write("novel.log",
         "INFO all good\n"

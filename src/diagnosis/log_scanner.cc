@@ -83,6 +83,9 @@ class Scanner {
       redraw_ = next_redraw < block.redraws.size() && block.redraws[next_redraw].first == index
                     ? std::string_view(block.redraws[next_redraw].second)
                     : std::string_view();
+      prev_line_ = index > 0 ? data.substr(block.lines[index - 1].start,
+                                           block.lines[index - 1].end - block.lines[index - 1].start)
+                             : std::string_view();
       Line(line, line_no, prepared.structure, prepared.start);
       if (need_times_ && line_examined_) timed_from_ = prepared.end + 1;
       ++line_no;
@@ -91,6 +94,7 @@ class Scanner {
     if (need_times_) ResolveTime(data.size());  // the next block cannot look back here
     timed_from_ = 0;
     block_ = {};
+    prev_line_ = {};
     confirmed_ = nullptr;
     line_rules_ = {};
     redraw_ = {};
@@ -236,6 +240,10 @@ class Scanner {
     view.cascade_rule = cascade;
     view.control_flow = control_flow;
     view.template_id = template_id;
+    if ((structure & events::kTracebackStart) && !prev_line_.empty()) {
+      const parse::ParsedLine above = parse::ParseLine(prev_line_);
+      view.after_warning_record = !above.format.empty() && above.level == parse::Level::kWarning;
+    }
     builder_.Add(view);
   }
 
@@ -735,6 +743,7 @@ class Scanner {
   int64_t runs_applied_ = 0;
   int64_t step_runs_applied_ = 0;
   std::string_view redraw_;  // the earlier state of the walked line's redrawn bar (ScannedBlock::redraws)
+  std::string_view prev_line_;  // the line above the walked one in its block (empty for a block's first line)
   std::vector<ProcessStats*> run_stats_;                       // ApplyRun's processes
   std::vector<std::pair<ProgressMark*, size_t>> run_targets_;  // ApplyRun's marks and PhaseHits
   std::vector<size_t> run_reached_;                            // ApplyRun's reached PhaseHits

@@ -3,6 +3,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "events/structure.h"
 
@@ -72,6 +73,27 @@ size_t LeadingBlanks(std::string_view msg) {
 // The line carries a logger's header at WARNING level or below: what it reports was handled.
 bool LoggedBelowError(const parse::ParsedLine& p) {
   return !p.format.empty() && p.level != parse::Level::kUnknown && p.level <= parse::Level::kWarning;
+}
+
+// A line of only a structured logger's fields, " rank=0" or " rank=0 shard=1": Rust tracing's text
+// formatter prints an event's fields after its message, on a line of their own when the message ran over
+// several lines (TGI's launcher relaying a shard's record, a traceback in it).
+bool IsTracingFieldsLine(std::string_view msg) {
+  size_t i = 0;
+  if (msg.empty() || (msg[0] != ' ' && msg[0] != '\t')) return false;
+  bool any = false;
+  while (true) {
+    while (i < msg.size() && (msg[i] == ' ' || msg[i] == '\t')) ++i;
+    if (i == msg.size()) return any;
+    const size_t key = i;
+    while (i < msg.size() && (std::isalnum(static_cast<unsigned char>(msg[i])) || msg[i] == '_' || msg[i] == '.')) ++i;
+    if (i == key || i == msg.size() || msg[i] != '=') return false;
+    ++i;
+    const size_t value = i;
+    while (i < msg.size() && msg[i] != ' ' && msg[i] != '\t') ++i;
+    if (i == value) return false;
+    any = true;
+  }
 }
 
 bool Indented(std::string_view msg) {
@@ -395,6 +417,7 @@ void EventBuilder::Emit(ProcessState& ps) {
   ps.after_flat_source = false;
   ps.message_is_control_flow = false;
   ps.headerless = false;
+  ps.under_warning_record = false;
   // A traceback a logger printed at WARNING level or below did not end the process: an error line, not a fatal one.
   // So is an exception line alone under such a header (a paste that starts inside that traceback).
   if (e.logged && (e.kind == EventKind::kPythonTraceback || e.kind == EventKind::kExceptionLine))
@@ -442,6 +465,7 @@ void EventBuilder::StartTraceback(ProcessState& ps, const LineView& line) {
   }
   e.where = Info(line);  // until the exception line is seen
   e.logged = LoggedBelowError(p);
+  ps.under_warning_record = traceback_under_warning_record_;
   ps.traceback_indent = LeadingBlanks(p.message);
   ps.powershell_record_lines = IsPowerShellRecordHeader(p.message) ? kMaxPowerShellRecordLines : 0;
   ps.ipython_traceback = IsIPythonTracebackHeader(p.message);
@@ -634,6 +658,8 @@ void EventBuilder::Add(const LineView& line) {
   std::string_view msg = p.message;
   const bool traceback_start = (line.structure & kTracebackStart) && Contains(msg, "Traceback (most recent call last)");
   const bool chain_marker = (line.structure & kChainMarker) != 0;
+  // A bare traceback header right under a WARNING record is that record's exception info.
+  traceback_under_warning_record_ = traceback_start && p.format.empty() && line.after_warning_record;
   // The indented lines under a warning belong to it (frames it lists, the warned source line).
   const bool warning_header = (line.structure & kWarningHeader) && IsWarningHeader(msg);
   if (ps.in_warning && !warning_header && !msg.empty() && !Indented(msg)) ps.in_warning = false;
@@ -767,6 +793,15 @@ void EventBuilder::Add(const LineView& line) {
   }
 
   if (ps.state == State::kAfterException) {
+    // The traceback under a WARNING record ends in that record's own fields (TGI's " rank=0"): it was the
+    // record's message, the exception that record reports as handled; the fields line ends the record.
+    if (ps.under_warning_record && ps.lines_since_key <= 1 && IsTracingFieldsLine(msg)) {
+      ps.pending.logged = true;
+      AddContext(ps.pending, line);
+      Emit(ps);
+      UpdateOpen(ps);
+      return;
+    }
     // (A blank line between them is the paste's wrap, as in "... in " / "forward" / "".)
     if (ps.tentative_exception && ps.lines_since_key <= 1 && Indented(msg) &&
         ps.pending.kind == EventKind::kPythonTraceback) {

@@ -33,6 +33,11 @@ struct LineView {
   bool cascade_rule = false;                        // a cascade rule matched
   bool control_flow = false;                        // a control_flow signature matched (a bare StopIteration)
   int64_t template_id = -1;                         // the line's template, when mining
+  // A traceback header whose line right above is a record with a logger header at exactly WARNING level.
+  // It may be that record's exception info (loguru's logger.opt(exception=True).warning(...) relayed by
+  // TGI's launcher) - or a crash printed right under an unrelated warning: only the record's own fields
+  // after the exception line (EventBuilder: IsTracingFieldsLine) tell that the traceback was its message.
+  bool after_warning_record = false;
 };
 
 class EventBuilder {
@@ -130,6 +135,9 @@ class EventBuilder {
     // The open traceback's header is IPython's ("NAME<blanks>Traceback (most recent call last)", no colon): its
     // numbered source lines may have lost their indent in a copy, and Colab's "N frames" line stands for hidden ones.
     bool ipython_traceback = false;
+    // The open traceback's header came right under a WARNING record (LineView::after_warning_record): when
+    // that record's fields line closes it, it was the record's exception info (Event::logged).
+    bool under_warning_record = false;
   };
 
   void Emit(ProcessState& ps);
@@ -156,6 +164,8 @@ class EventBuilder {
   int open_count_ = 0;
   std::string last_key_;            // for folding repeats
   std::string last_traceback_key_;  // the prefixed process that opened the latest traceback
+  // The traceback being started has a WARNING record right above it (LineView::after_warning_record).
+  bool traceback_under_warning_record_ = false;
   Event held_;                      // last event, held back to fold repeats into
   bool has_held_ = false;
 };
