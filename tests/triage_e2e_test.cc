@@ -750,6 +750,29 @@ TEST_F(TriageE2eTest, AWhatlessTerminateRightAboveTheWatchdogsTimeoutIsTheWatchd
   EXPECT_EQ(own["verdict"], "failure");
 }
 
+TEST_F(TriageE2eTest, AnUnknownFrameworksOwnWordsSayWhereItHungWhenNoMarkerDoes) {
+  // LLM-Shearing's pruning script (tests/real/composer-llm-shearing-...): its config dump, then its own print
+  // before the trainer's fit; no rule knows the script, so no framework marker says where it was.
+  const std::string tail =
+      "device_train_batch_size: 8\ndevice_train_grad_accum: 4\nn_params: 6738773034\n\nStarting training...\n";
+  Write("shearing.log", tail);
+  json j = json::parse(Triage("--json shearing.log").out);
+  EXPECT_EQ(j["verdict"], "stalled");
+  EXPECT_EQ(j["last_phase"], "training");
+  ASSERT_EQ(j["phases"].size(), 1u);
+  EXPECT_EQ(j["phases"][0]["rule"], "words.phase.training");
+  bool hinted = false;
+  for (const auto& h : j["stall_hints"]) hinted |= h.get<std::string>().find("wording of line 5") != std::string::npos;
+  EXPECT_TRUE(hinted) << j["stall_hints"].dump();
+  // A framework's own marker says more than any words: Lightning's distributed init, then the same print
+  // (a trainer call can still be initialising the process group).
+  Write("lightning.log", "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2\n" + tail);
+  json l = json::parse(Triage("--json lightning.log").out);
+  EXPECT_EQ(l["verdict"], "stalled");
+  EXPECT_EQ(l["last_phase"], "distributed-init");
+  for (const auto& ph : l["phases"]) EXPECT_NE(ph["rule"], "words.phase.training");
+}
+
 TEST_F(TriageE2eTest, SessionElevenRoundTwoPhaseMarksNameWhereAStalledJobWas) {
   auto phase = [&](const std::string& name, const std::string& text) {
     Write(name, text);

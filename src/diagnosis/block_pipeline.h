@@ -102,6 +102,7 @@ struct ScannedBlock {
     uint32_t processes_begin, processes_end;
     uint32_t marks_begin, marks_end;      // in order of line, then of rule on the line
     uint32_t reached_begin, reached_end;  // in order of line (those with a line), a run without marks only
+    uint32_t worded_begin, worded_end;    // fallback phase words on its lines, one per (rule, process)
     int32_t last_full = -1;           // the last step line (fully parsed by the walk), -1 when none
     parse::Timestamp latest_time;     // the latest time a line up to last_full gives
   };
@@ -109,6 +110,7 @@ struct ScannedBlock {
   std::vector<RunProcess> run_processes;
   std::vector<RunMark> run_marks;
   std::vector<RunReached> run_reached;
+  std::vector<RunReached> run_worded;  // line unused: a fallback mark never moves
   // Lines a progress bar redrew ('\r' rewrites) from an earlier state of the
   // same bar: (index of the line, that state, cleaned), in order of line.
   // The line's text is its last state (input/line_cleaner.h).

@@ -74,7 +74,7 @@ void AlignAcrossNodes(const std::vector<input::InputFile>& files, Findings* f) {
   }
   std::vector<std::optional<int64_t>> init(n);
   for (const auto& ph : f->phases) {
-    if (ph.phase != "distributed-init" || ph.where.file < 0 || static_cast<size_t>(ph.where.file) >= n) continue;
+    if (ph.phase != "distributed-init" || ph.fallback || ph.where.file < 0 || static_cast<size_t>(ph.where.file) >= n) continue;
     auto t = EpochMicros(ph.time);
     auto& a = init[static_cast<size_t>(ph.where.file)];
     if (t && (!a || *t < *a)) a = t;

@@ -42,15 +42,19 @@ struct PhaseHit {
   bool exit_only = false;
   bool generic = false;      // from a generic progress rule (progress: true)
   bool interrupted = false;  // from a rule that reads a stop's traceback frames (interrupted: true)
+  // From a rule that only words a phase (fallback: true): the job's phase when nothing else marked one,
+  // and nothing more (no progress, recovery or restart reads it).
+  bool fallback = false;
   // Marks of one (process, phase) are kept apart by the kind of mark they are: this hit holds the
   // marks of that kind (a new flag that keeps marks apart is compared here and nowhere else).
   bool SameSlot(std::string_view phase_name, std::string_view process_key, bool completes_mark, bool exit_only_mark,
-                bool generic_mark, bool interrupted_mark) const {
+                bool generic_mark, bool interrupted_mark, bool fallback_mark) const {
     return phase == phase_name && process.key == process_key && completes == completes_mark &&
-           exit_only == exit_only_mark && generic == generic_mark && interrupted == interrupted_mark;
+           exit_only == exit_only_mark && generic == generic_mark && interrupted == interrupted_mark &&
+           fallback == fallback_mark;
   }
   bool SameSlot(const PhaseHit& o) const {
-    return SameSlot(o.phase, o.process.key, o.completes, o.exit_only, o.generic, o.interrupted);
+    return SameSlot(o.phase, o.process.key, o.completes, o.exit_only, o.generic, o.interrupted, o.fallback);
   }
   // The latest mark of the same (process, phase): a server that answered a
   // request after an error was still serving.

@@ -175,8 +175,13 @@ class Scanner {
     matches_.clear();
     bool benign = false, cascade = false, control_flow = false, specific_phase = false;
     generic_rules_.clear();
+    worded_rules_.clear();
     for (unsigned id : line_rules_) {
       const rules::Rule& rule = rules_.rules()[id];
+      if (rule.fallback) {
+        if (!framework_phase_seen_) worded_rules_.push_back(id);  // confirmed below, as the generic ones
+        continue;
+      }
       if (rule.kind == RuleKind::kPhase && rule.progress) {
         generic_rules_.push_back(id);  // confirmed below, only when no specific phase speaks for the line
         continue;
@@ -228,6 +233,13 @@ class Scanner {
         GenericProgress(id, caps, p, line_no);
         break;
       }
+      // A long line (a config dump, a warning's paragraph) names every phase's words and says nothing
+      // of where the job was.
+      if (text.size() > kMaxWordedLine) worded_rules_.clear();
+      for (unsigned id : worded_rules_) {
+        rules::Captures caps;
+        if (Confirm(id, text, &caps)) AddPhase(rules_.rules()[id], id, p, line_no, caps);
+      }
     }
     if (structure == 0 && matches_.empty() && !builder_.NeedsEveryLine()) return;
     events::LineView view;
@@ -260,6 +272,12 @@ class Scanner {
       if (it == findings_->processes.end()) return false;
       run_stats_.push_back(&it->second);
     }
+    // A fallback word that could still decide the phase and is not yet kept: the run's lines are walked
+    // (checked first: the marks below note a framework's phase for the lines after the run).
+    for (uint32_t i = run.worded_begin; i < run.worded_end && !framework_phase_seen_; ++i) {
+      const ScannedBlock::RunReached& w = block.run_worded[i];
+      if (FindReached(rules_.rules()[w.rule], w.process) == kNoHit) return false;
+    }
     run_targets_.clear();
     for (uint32_t i = run.marks_begin; i < run.marks_end; ++i) {
       const ScannedBlock::RunMark& m = block.run_marks[i];
@@ -268,6 +286,7 @@ class Scanner {
       size_t phase = FindPhase(rule, m.process);
       if (mark == findings_->last_progress.end() || phase == kNoHit) return false;
       run_targets_.emplace_back(&mark->second, phase);
+      NoteFrameworkPhase(rule);
     }
     run_reached_.clear();
     for (uint32_t i = run.reached_begin; i < run.reached_end; ++i) {
@@ -275,6 +294,7 @@ class Scanner {
       size_t phase = FindReached(rules_.rules()[r.rule], r.process);
       if (phase == kNoHit) return false;
       run_reached_.push_back(phase);
+      NoteFrameworkPhase(rules_.rules()[r.rule]);
     }
     const int64_t run_lines = run.end - run.first;
     findings_->total_lines += run_lines;
@@ -325,9 +345,17 @@ class Scanner {
     return true;
   }
 
+  // This file's lines hold a framework's phase mark, new or one its process had: from then on a
+  // fallback word can no longer decide the phase, so its rules are skipped (the same in every file
+  // whatever the files before it marked: a parallel scan of the files sees no other file).
+  void NoteFrameworkPhase(const rules::Rule& rule) {
+    if (!rule.fallback && rule.phase != "process-start") framework_phase_seen_ = true;
+  }
+
   // ph holds the marks `rule` makes in `process`.
   static bool SlotOf(const PhaseHit& ph, const rules::Rule& rule, std::string_view process) {
-    return ph.SameSlot(rule.phase, process, rule.completes, rule.exit_only, rule.progress, rule.interrupted);
+    return ph.SameSlot(rule.phase, process, rule.completes, rule.exit_only, rule.progress, rule.interrupted,
+                       rule.fallback);
   }
 
   // The PhaseHit AddPhase would move for `rule` in `process`, kNoHit when none.
@@ -343,7 +371,12 @@ class Scanner {
   size_t FindReached(const rules::Rule& rule, std::string_view process) const {
     for (size_t i = 0; i < findings_->phases.size(); ++i) {
       const PhaseHit& ph = findings_->phases[i];
-      if (ph.phase == rule.phase && ph.process.key == process && ph.completes == rule.completes) return i;
+      // A fallback word is reached by its own kind of mark only (in every file alike: a framework's mark
+      // from another file must not hide it, as the parallel scan of the files cannot see that mark).
+      if (ph.phase == rule.phase && ph.process.key == process && ph.completes == rule.completes &&
+          ph.fallback == rule.fallback) {
+        return i;
+      }
     }
     return kNoHit;
   }
@@ -372,9 +405,14 @@ class Scanner {
       const rules::Rule& rule = rules_.rules()[id];
       if (rule.kind == RuleKind::kBenign || rule.kind == RuleKind::kRedact) continue;
       if (rule.kind != RuleKind::kPhase) return false;
+      if (rule.fallback) {  // kept once, never the line's designated mark: nothing moves it
+        if (!framework_phase_seen_ && FindReached(rule, process) == kNoHit) return false;
+        continue;
+      }
       // Progress and completion marks are kept per line (the last step, the
       // counter of a generic progress rule), not only the first.
       if (rule.progress || rule.completes || IsTrainingMark(rule)) return false;
+      NoteFrameworkPhase(rule);
       if (id == reached_rule_ && process == reached_process_) {
         hit = reached_hit_;
         continue;
@@ -382,7 +420,8 @@ class Scanner {
       bool reached = false;
       for (size_t i = 0; i < findings_->phases.size(); ++i) {
         const auto& ph = findings_->phases[i];
-        if (ph.phase == rule.phase && ph.process.key == process && ph.completes == rule.completes) {
+        if (ph.phase == rule.phase && ph.process.key == process && ph.completes == rule.completes &&
+            (!ph.fallback || rule.fallback)) {
           reached = true;
           hit = i;
           break;
@@ -615,6 +654,7 @@ class Scanner {
       auto reached = findings_->totals_reached.find(p.process);
       if (reached == findings_->totals_reached.end() || !reached->second.count(CaptureOf(caps, "step"))) return;
     }
+    NoteFrameworkPhase(rule);
     // A step line marks again what the previous step line of its process
     // marked: the mark and the PhaseHit found then are remembered (map nodes
     // and vector indexes stay valid while this file is scanned).
@@ -685,6 +725,7 @@ class Scanner {
       hit.exit_only = rule.exit_only;
       hit.generic = rule.progress;
       hit.interrupted = rule.interrupted;
+      hit.fallback = rule.fallback;
       findings_->phases.push_back(std::move(hit));
     }
     if (!slot) slot = NewPhaseSlot(id, p.process);
@@ -754,6 +795,10 @@ class Scanner {
   unsigned counter_rule_ = 0;            // ... of counter_
   std::string counter_process_;          // ... of counter_
   std::vector<unsigned> generic_rules_;  // the line's generic progress rules, unconfirmed
+  std::vector<unsigned> worded_rules_;   // the line's fallback phase rules, unconfirmed
+  // Some framework's own phase mark (not process-start, not a fallback) is in this file's findings: a
+  // fallback mark can no longer decide the phase (triage.cc FillPhases), so its rules are skipped.
+  bool framework_phase_seen_ = false;
   std::vector<events::RuleMatch> matches_;
   parse::Timestamp last_time_;
   ProcessStats* cached_stats_ = nullptr;
@@ -766,6 +811,7 @@ class Scanner {
   int64_t next_line_ = 1;
   unsigned reached_rule_ = ~0u;  // the last phase rule found already reached
   static constexpr size_t kNoHit = ~size_t{0};
+  static constexpr size_t kMaxWordedLine = 400;  // longer lines mark no fallback phase
   size_t reached_hit_ = kNoHit;                                      // its PhaseHit in findings_->phases
   size_t line_reached_hit_ = kNoHit;                                 // the PhaseHit the current line marks again
   std::string reached_process_;                                      // ... by this process
@@ -829,6 +875,7 @@ enum class RunClass : uint8_t {
   kStep,      // a training mark kept per line (Scanner::AddPhase on every line)
   kGeneric,   // a generic progress rule: nothing when a training mark confirmed
   kReached,   // a phase mark kept once per process: moves its PhaseHit's latest line when reached
+  kWorded,    // a fallback phase word: fits any run; ApplyRun walks the run while one could still count
   kBreaking,  // anything else ends a run
 };
 
@@ -840,6 +887,7 @@ std::vector<RunClass> RunClasses(const rules::RuleSet& rules) {
     if (r.kind == RuleKind::kPhase && r.progress) out[i] = RunClass::kGeneric;
     if (r.kind == RuleKind::kPhase && !r.progress && !r.completes && IsTrainingMark(r)) out[i] = RunClass::kStep;
     if (r.kind == RuleKind::kPhase && !r.progress && !r.completes && !IsTrainingMark(r)) out[i] = RunClass::kReached;
+    if (r.fallback) out[i] = RunClass::kWorded;
   }
   return out;
 }
@@ -927,6 +975,7 @@ class RunBuilder {
     block->run_processes.clear();
     block->run_marks.clear();
     block->run_reached.clear();
+    block->run_worded.clear();
   }
 
   // Line j of the block (its hits and confirmations are in the block; its
@@ -971,6 +1020,7 @@ class RunBuilder {
       run_.processes_begin = static_cast<uint32_t>(block_->run_processes.size());
       run_.marks_begin = static_cast<uint32_t>(block_->run_marks.size());
       run_.reached_begin = static_cast<uint32_t>(block_->run_reached.size());
+      run_.worded_begin = static_cast<uint32_t>(block_->run_worded.size());
       parsed_begin_ = block_->parsed.size();
       latest_ = parse::Timestamp();
     }
@@ -984,6 +1034,15 @@ class RunBuilder {
       counted = true;
     }
     if (!counted) block_->run_processes.push_back({process, 1, index});
+    for (uint32_t r = l.rules_begin; r < l.rules_end; ++r) {
+      const unsigned id = block_->rule_ids[r];
+      if (id >= which_.classes.size() || which_.classes[id] != RunClass::kWorded) continue;
+      bool known = false;
+      for (size_t k = run_.worded_begin; k < block_->run_worded.size() && !known; ++k) {
+        known = block_->run_worded[k].rule == id && SameProcess(block_->run_worded[k].process, process);
+      }
+      if (!known) block_->run_worded.push_back({id, process, -1});
+    }
     if (reached) {
       // Every phase rule of the line must be reached (ApplyRun checks); the
       // last one's PhaseHit moves to the line, unless it is a frame.
@@ -1058,11 +1117,13 @@ class RunBuilder {
       block_->run_processes.resize(run_.processes_begin);
       block_->run_marks.resize(run_.marks_begin);
       block_->run_reached.resize(run_.reached_begin);
+      block_->run_worded.resize(run_.worded_begin);
       return;
     }
     run_.processes_end = static_cast<uint32_t>(block_->run_processes.size());
     run_.marks_end = static_cast<uint32_t>(block_->run_marks.size());
     run_.reached_end = static_cast<uint32_t>(block_->run_reached.size());
+    run_.worded_end = static_cast<uint32_t>(block_->run_worded.size());
     std::stable_sort(block_->run_reached.begin() + run_.reached_begin, block_->run_reached.end(),
                      [](const ScannedBlock::RunReached& a, const ScannedBlock::RunReached& b) { return a.line < b.line; });
     const auto& lines = block_->lines;
@@ -1128,7 +1189,8 @@ class StepResolver {
     // kept (no second match in the walk) when the line holds no other phase rule.
     bool phases = false;
     for (const rules::PatternHit& h : merged_) {
-      phases |= h.id < rules::kStructuralBase && rules.rules()[h.id].kind == RuleKind::kPhase;
+      phases |= h.id < rules::kStructuralBase && rules.rules()[h.id].kind == RuleKind::kPhase &&
+                !rules.rules()[h.id].fallback;  // Scanner::Line confirms a fallback after the counters
     }
     for (unsigned id : rules_) phases |= !rules.rules()[id].progress;
     bool counted = false;

@@ -340,6 +340,7 @@ bool Overtaken(const StopHit& s, const Findings& f, const rules::RuleSet& rules,
     });
   };
   for (const auto& ph : f.phases) {
+    if (ph.fallback) continue;  // words, no framework's mark: no recovery
     const bool has_last = ph.last.line > 0;
     const auto& w = has_last ? ph.last : ph.where;
     const auto& t = has_last ? ph.last_time : ph.time;
@@ -517,7 +518,7 @@ void SetAsideTeardownAfterCompletion(const Findings& f, const rules::RuleSet& ru
     // stage (an evaluation, a server started by the same pipeline): the death
     // ended that stage, not the finished job's teardown.
     const bool new_stage = std::any_of(f.phases.begin(), f.phases.end(), [&](const PhaseHit& ph) {
-      return !ph.completes && CausallyBefore(done->where, done->time, ph.where, ph.time, multi_file) &&
+      return !ph.completes && !ph.fallback && CausallyBefore(done->where, done->time, ph.where, ph.time, multi_file) &&
              CausallyBefore(ph.where, ph.time, e.where, e.time, multi_file);
     });
     if (new_stage) return;
@@ -627,6 +628,7 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     auto summary_rule = FirstRuleOfKind(ev[i], rules, RuleKind::kCascade);
     const bool summary = (summary_rule && rules.rules()[*summary_rule].summary) || ev[i].kind == EventKind::kNcclWarn;
     for (const auto& ph : f.phases) {
+      if (ph.fallback) continue;  // words, no framework's mark: no recovery
       if (summary && ph.completes && !ph.interrupted && !rules.rules()[ph.rule].exit_only &&
           CausallyBefore(ev[i].where, ev[i].time, ph.where, ph.time, multi_file)) {
         recovered[i] = true;
@@ -798,6 +800,7 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   if (!r.root && r.stop && rules.rules()[f.stops[*r.stop].rule].fatal) {
     const StopHit& stop = f.stops[*r.stop];
     const bool served = std::any_of(f.phases.begin(), f.phases.end(), [&](const PhaseHit& ph) {
+      if (ph.fallback) return false;  // words, no framework's mark
       if (rules::PhaseIndex(ph.phase) == rules::PhaseIndex("ready")) return true;
       return ph.completes && !ph.interrupted && !rules.rules()[ph.rule].exit_only &&
              !rules.rules()[ph.rule].final_only &&

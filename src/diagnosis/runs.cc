@@ -48,6 +48,7 @@ std::optional<events::LineInfo> LastRunStart(const Findings& f, const rules::Rul
     // A phase the launcher's process had passed before the run ended is reached again after it.
     for (size_t p = 0; p < f.phases.size() && !again; ++p) {
       const PhaseHit& ph = f.phases[p];
+      if (ph.fallback) continue;  // words, no framework's mark: no restart
       again = RunsAgain(ph, rules) && ph.process.key == end.process.key && ph.where.file == file &&
               ph.where.line < line && after(ph.last);
     }

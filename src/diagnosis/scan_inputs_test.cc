@@ -65,7 +65,7 @@ std::string Describe(const Findings& f) {
          e.message + " ctx " + std::to_string(e.context.size()) + " t " + std::to_string(e.time.OrderKey()) + "\n";
   }
   for (const auto& p : f.phases) {
-    s += "phase " + p.phase + " " + p.process.key + " " + std::to_string(p.where.file) + ":" +
+    s += "phase " + p.phase + (p.fallback ? " (fallback)" : "") + " " + p.process.key + " " + std::to_string(p.where.file) + ":" +
          std::to_string(p.where.line) + "\n";
   }
   for (const auto& [k, v] : f.facts) s += "fact " + k + "=" + v + "\n";

@@ -85,6 +85,7 @@ bool Completed(const Findings& f, const rules::RuleSet& rules, const Cutoff& cut
   // Anything the job did after a counter's last mark: a phase mark or a stop of any process.
   auto anything_after = [&](const ProgressMark& m) {
     for (const auto& ph : f.phases) {
+      if (ph.fallback) continue;  // words, no framework's mark: not the job going on
       const bool has_last = ph.last.line > 0;
       const auto& w = has_last ? ph.last : ph.where;
       const auto& t = has_last ? ph.last_time : ph.time;
@@ -172,6 +173,7 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
   const int ready = rules::PhaseIndex("ready");
   int best = f.total_lines > 0 ? rules::PhaseIndex("process-start") : -1;
   bool trained = false, generic_training = false, batch = false;
+  const PhaseHit* worded = nullptr;  // the furthest fallback mark before the cut
   std::vector<const PhaseHit*> hits;
   for (const auto& ph : f.phases) hits.push_back(&ph);
   std::stable_sort(hits.begin(), hits.end(), [&](const PhaseHit* a, const PhaseHit* b) {
@@ -231,6 +233,11 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
     // A traceback frame says where the process was only when a stop raised that traceback; under a crash
     // it is no phase mark at all (nor listed as one).
     if (ph->interrupted && !in_interrupted && !in_span(ph->where)) continue;
+    if (ph->fallback) {  // listed and counted only when no framework's mark says more (below)
+      if (!cut.Before(ph->where, ph->time, multi_file) && !in_interrupted) continue;
+      if (!worded || rules::PhaseIndex(ph->phase) > rules::PhaseIndex(worded->phase)) worded = ph;
+      continue;
+    }
     report::PhaseMark mark;
     mark.phase = ph->phase;
     mark.where = rb.Ref(ph->where);
@@ -263,6 +270,23 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
   if (generic_training && best < ready) {
     best = std::max(best, rules::PhaseIndex("training"));
     trained = true;
+  }
+  // No framework's phase mark and no counter: the words of the log's lines say where an unknown
+  // framework's job was ("Loading checkpoint shards", "epoch 3 ... loss="), the furthest of them.
+  std::optional<std::string> worded_hint;
+  if (worded && !generic_training && best <= rules::PhaseIndex("process-start") &&
+      rules::PhaseIndex(worded->phase) > best) {
+    best = rules::PhaseIndex(worded->phase);
+    trained = worded->phase == "training";
+    report::PhaseMark mark;
+    mark.phase = worded->phase;
+    mark.where = rb.Ref(worded->where);
+    mark.process = rb.Proc(worded->process);
+    mark.rule = rules.rules()[worded->rule].id;
+    out->phases.push_back(std::move(mark));
+    worded_hint = fmt::format(
+        "no framework's phase marker was seen; the wording of line {} (`{}`) is read as {}", rb.FileLine(worded->where),
+        rb.Redact(worded->where.text.substr(0, 200)), worded->phase);
   }
   const bool completed = Completed(f, rules, cut, multi_file);
   if (best >= 0) out->last_phase = rules::PhaseOrder()[static_cast<size_t>(best)];
@@ -310,6 +334,7 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
         fmt::format("the log ends without an error before the job was ready; last phase reached: {}",
                     out->last_phase.value_or("unknown")));
   }
+  if (worded_hint) out->stall_hints.push_back(*worded_hint);
 }
 
 std::optional<report::TemplateRef> TemplateOf(const Findings& f, const events::LineInfo& where) {

@@ -118,6 +118,11 @@ struct Rule {
   // part of that stop's interrupted stack - never as progress before a root cause or a stop (a
   // traceback's frames follow its error).
   bool interrupted = false;
+  // phase: the line only words a phase in the vocabulary any framework uses ("Loading checkpoint ...",
+  // "Capturing CUDA graphs", "epoch 3 ... loss=") and names no framework. Such a mark decides the job's
+  // phase only when no other phase mark was reached (an unknown framework's log would otherwise stop at
+  // process-start); it is never progress, recovery or a run's restart.
+  bool fallback = false;
   std::string replacement;  // redact: what the secret becomes
   std::vector<std::string> match_samples;
   std::vector<std::string> no_match_samples;
@@ -130,7 +135,7 @@ struct Rule {
 
 // A training mark: its line is the job's latest progress (kept per line, gated by literals). A stop's
 // traceback frame (interrupted) only says where the process was.
-inline bool IsTrainingMark(const Rule& rule) { return rule.phase == "training" && !rule.interrupted; }
+inline bool IsTrainingMark(const Rule& rule) { return rule.phase == "training" && !rule.interrupted && !rule.fallback; }
 
 }  // namespace faultline::rules
 

@@ -100,7 +100,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
       "id",     "kind",     "pattern", "framework", "versions", "category",    "title",   "explanation", "fix",
       "reason", "summary",  "phase",   "completes", "progress", "replacement", "samples", "generic",     "frames",
       "fatal",  "explains", "hang",    "batch",     "dead",     "final",       "stack",   "exit",
-      "ends_at_total", "interrupted", "run_end", "at_total", "unrecoverable", "counts_once", "traffic", "tentative", "control_flow"};
+      "ends_at_total", "interrupted", "run_end", "at_total", "unrecoverable", "counts_once", "traffic", "tentative", "control_flow", "fallback"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -201,6 +201,14 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
   if (rule.at_total && !rule.completes) {
     return Status::InvalidArgument(
         fmt::format("{}: rule {}: only a phase that completes ends at a counter's total", where, rule.id));
+  }
+  rule.fallback = node["fallback"] && node["fallback"].as<bool>();
+  if (rule.fallback && (rule.kind != RuleKind::kPhase || rule.completes || rule.progress || rule.traffic ||
+                        rule.batch || rule.phase == "process-start" || rule.phase == "ready" ||
+                        rule.phase == "shutdown")) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: rule {}: only a plain phase mark between process-start and ready (or training) is a fallback", where,
+        rule.id));
   }
   rule.stack = node["stack"] && node["stack"].as<bool>();
   if (rule.stack && rule.kind != RuleKind::kPhase) {
@@ -329,7 +337,7 @@ void VisitRuleFields(R& r, F&& f) {
   f(r.explanation), f(r.fix), f(r.reason), f(r.summary), f(r.generic), f(r.control_flow), f(r.frames), f(r.fatal);
   f(r.hang), f(r.tentative), f(r.dead), f(r.unrecoverable), f(r.run_end), f(r.explains), f(r.phase), f(r.completes), f(r.final_only);
   f(r.exit_only), f(r.progress), f(r.ends_at_total), f(r.counts_once), f(r.traffic), f(r.at_total), f(r.batch), f(r.stack);
-  f(r.interrupted), f(r.replacement), f(r.match_samples), f(r.no_match_samples), f(r.source);
+  f(r.interrupted), f(r.fallback), f(r.replacement), f(r.match_samples), f(r.no_match_samples), f(r.source);
 }
 
 void PutSize(std::string* out, size_t n) {

@@ -118,6 +118,20 @@ TEST(RuleLoaderTest, RejectsBadRegexUnknownFieldsAndMissingSamples) {
   ASSERT_TRUE(last_unit.ok()) << last_unit.status().message();
   EXPECT_TRUE((*last_unit)[0].at_total);
   EXPECT_FALSE(ParseRuleFile(std::string(unit_end) + "    samples: {match: [end 3]}\n", "f").ok());
+  // fallback: a plain phase mark between process-start and ready, or training
+  auto worded = [](const std::string& phase, const std::string& more) {
+    return ParseRuleFile("rules:\n  - id: a\n    kind: phase\n    phase: " + phase +
+                             "\n    pattern: 'x'\n    fallback: true\n" + more + "    samples: {match: [x]}\n",
+                         "f");
+  };
+  auto words = worded("weight-loading", "");
+  ASSERT_TRUE(words.ok()) << words.status().message();
+  EXPECT_TRUE((*words)[0].fallback);
+  EXPECT_TRUE(worded("training", "").ok());
+  EXPECT_FALSE(worded("ready", "").ok());
+  EXPECT_FALSE(worded("process-start", "").ok());
+  EXPECT_FALSE(worded("training", "    completes: true\n").ok());
+  EXPECT_FALSE(worded("training", "    progress: true\n").ok());
 }
 
 TEST(RuleLoaderTest, CheckSamplesReportsMismatch) {
