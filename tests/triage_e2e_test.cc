@@ -771,6 +771,22 @@ TEST_F(TriageE2eTest, AnUnknownFrameworksOwnWordsSayWhereItHungWhenNoMarkerDoes)
   EXPECT_EQ(l["verdict"], "stalled");
   EXPECT_EQ(l["last_phase"], "distributed-init");
   for (const auto& ph : l["phases"]) EXPECT_NE(ph["rule"], "words.phase.training");
+  // torchrun's banner says only that the launcher started some script: the script's words still count.
+  Write("torchrun.log",
+        "W1129 08:46:48.109000 585 torch/distributed/run.py:851] Setting OMP_NUM_THREADS environment variable for "
+        "each process to be 1 in default, to avoid your system being overloaded, please further tune the variable "
+        "for optimal performance in your application as needed. \n" + tail);
+  json t = json::parse(Triage("--json torchrun.log").out);
+  EXPECT_EQ(t["last_phase"], "training");
+  // vLLM's own start means vLLM's marks say where it was: its registry's "Loading model instead." (a model
+  // class inspected before any engine exists, tests/real/vllm-v015-compose-...) is no weight loading.
+  Write("vllm.log",
+        "(APIServer pid=1) INFO 05-06 20:58:12 [utils.py:299] vLLM API server version 0.20.1\n"
+        "(APIServer pid=1) DEBUG 01-29 13:15:38 [model_executor/models/registry.py:731] Cache model info for class "
+        "vllm.model_executor.models.gpt_oss.GptOssForCausalLM miss. Loading model instead.\n");
+  json v = json::parse(Triage("--json vllm.log").out);
+  EXPECT_EQ(v["verdict"], "stalled");
+  EXPECT_EQ(v["last_phase"], "process-start");
 }
 
 TEST_F(TriageE2eTest, SessionElevenRoundTwoPhaseMarksNameWhereAStalledJobWas) {

@@ -349,7 +349,7 @@ class Scanner {
   // fallback word can no longer decide the phase, so its rules are skipped (the same in every file
   // whatever the files before it marked: a parallel scan of the files sees no other file).
   void NoteFrameworkPhase(const rules::Rule& rule) {
-    if (!rule.fallback && rule.phase != "process-start") framework_phase_seen_ = true;
+    if (!rule.fallback && !rule.launcher) framework_phase_seen_ = true;
   }
 
   // ph holds the marks `rule` makes in `process`.

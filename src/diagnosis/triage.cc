@@ -274,7 +274,11 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
   // No framework's phase mark and no counter: the words of the log's lines say where an unknown
   // framework's job was ("Loading checkpoint shards", "epoch 3 ... loss="), the furthest of them.
   std::optional<std::string> worded_hint;
-  if (worded && !generic_training && best <= rules::PhaseIndex("process-start") &&
+  // A known framework's own mark, even its start, means its marks say where it was.
+  const bool framework_known = std::any_of(f.phases.begin(), f.phases.end(), [&](const PhaseHit& ph) {
+    return !ph.fallback && !ph.generic && !rules.rules()[ph.rule].launcher;
+  });
+  if (worded && !framework_known && !generic_training && best <= rules::PhaseIndex("process-start") &&
       rules::PhaseIndex(worded->phase) > best) {
     best = rules::PhaseIndex(worded->phase);
     trained = worded->phase == "training";

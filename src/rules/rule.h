@@ -123,6 +123,11 @@ struct Rule {
   // phase only when no other phase mark was reached (an unknown framework's log would otherwise stop at
   // process-start); it is never progress, recovery or a run's restart.
   bool fallback = false;
+  // phase (process-start): the line is a launcher's or a library's that any program prints (torchrun's
+  // banner, DeepSpeed's accelerator probe, a datasets progress bar): it says a process started, not which
+  // framework it runs, so a fallback mark still counts after it. Any other framework mark means the log's
+  // framework is known and its own marks say where it was: fallback marks then count for nothing.
+  bool launcher = false;
   std::string replacement;  // redact: what the secret becomes
   std::vector<std::string> match_samples;
   std::vector<std::string> no_match_samples;

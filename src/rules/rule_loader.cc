@@ -100,7 +100,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
       "id",     "kind",     "pattern", "framework", "versions", "category",    "title",   "explanation", "fix",
       "reason", "summary",  "phase",   "completes", "progress", "replacement", "samples", "generic",     "frames",
       "fatal",  "explains", "hang",    "batch",     "dead",     "final",       "stack",   "exit",
-      "ends_at_total", "interrupted", "run_end", "at_total", "unrecoverable", "counts_once", "traffic", "tentative", "control_flow", "fallback"};
+      "ends_at_total", "interrupted", "run_end", "at_total", "unrecoverable", "counts_once", "traffic", "tentative", "control_flow", "fallback", "launcher"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -209,6 +209,11 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
     return Status::InvalidArgument(fmt::format(
         "{}: rule {}: only a plain phase mark between process-start and ready (or training) is a fallback", where,
         rule.id));
+  }
+  rule.launcher = node["launcher"] && node["launcher"].as<bool>();
+  if (rule.launcher && (rule.kind != RuleKind::kPhase || rule.phase != "process-start")) {
+    return Status::InvalidArgument(
+        fmt::format("{}: rule {}: only a process-start mark is a launcher's", where, rule.id));
   }
   rule.stack = node["stack"] && node["stack"].as<bool>();
   if (rule.stack && rule.kind != RuleKind::kPhase) {
@@ -337,7 +342,7 @@ void VisitRuleFields(R& r, F&& f) {
   f(r.explanation), f(r.fix), f(r.reason), f(r.summary), f(r.generic), f(r.control_flow), f(r.frames), f(r.fatal);
   f(r.hang), f(r.tentative), f(r.dead), f(r.unrecoverable), f(r.run_end), f(r.explains), f(r.phase), f(r.completes), f(r.final_only);
   f(r.exit_only), f(r.progress), f(r.ends_at_total), f(r.counts_once), f(r.traffic), f(r.at_total), f(r.batch), f(r.stack);
-  f(r.interrupted), f(r.fallback), f(r.replacement), f(r.match_samples), f(r.no_match_samples), f(r.source);
+  f(r.interrupted), f(r.fallback), f(r.launcher), f(r.replacement), f(r.match_samples), f(r.no_match_samples), f(r.source);
 }
 
 void PutSize(std::string* out, size_t n) {
