@@ -132,6 +132,17 @@ TEST(RuleLoaderTest, RejectsBadRegexUnknownFieldsAndMissingSamples) {
   EXPECT_FALSE(worded("process-start", "").ok());
   EXPECT_FALSE(worded("training", "    completes: true\n").ok());
   EXPECT_FALSE(worded("training", "    progress: true\n").ok());
+  // launcher: a process-start mark only
+  auto start = ParseRuleFile(
+      "rules:\n  - id: a\n    kind: phase\n    phase: process-start\n    pattern: 'x'\n    launcher: true\n"
+      "    samples: {match: [x]}\n",
+      "f");
+  ASSERT_TRUE(start.ok()) << start.status().message();
+  EXPECT_TRUE((*start)[0].launcher);
+  EXPECT_FALSE(ParseRuleFile("rules:\n  - id: a\n    kind: phase\n    phase: training\n    pattern: 'x'\n"
+                             "    launcher: true\n    samples: {match: [x]}\n",
+                             "f")
+                   .ok());
 }
 
 TEST(RuleLoaderTest, CheckSamplesReportsMismatch) {
