@@ -224,6 +224,14 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
       return w.file == sp.first.file && w.line >= sp.first.line && w.line <= sp.second.line;
     });
   };
+  auto list = [&](const PhaseHit& ph) {  // into the report's phases
+    report::PhaseMark mark;
+    mark.phase = ph.phase;
+    mark.where = rb.Ref(ph.where);
+    mark.process = rb.Proc(ph.process);
+    mark.rule = rules.rules()[ph.rule].id;
+    out->phases.push_back(std::move(mark));
+  };
   for (const PhaseHit* ph : hits) {
     // A stack dump's frame counts after a stop too: the dump (a watchdog's, a signal's) says where the
     // stopped process was parked.
@@ -238,12 +246,7 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
       if (!worded || rules::PhaseIndex(ph->phase) > rules::PhaseIndex(worded->phase)) worded = ph;
       continue;
     }
-    report::PhaseMark mark;
-    mark.phase = ph->phase;
-    mark.where = rb.Ref(ph->where);
-    mark.process = rb.Proc(ph->process);
-    mark.rule = rules.rules()[ph->rule].id;
-    out->phases.push_back(std::move(mark));
+    list(*ph);
     if (ph->interrupted) {
       best = std::max(best, rules::PhaseIndex(ph->phase));
       trained = trained || ph->phase == "training";
@@ -282,12 +285,7 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
       rules::PhaseIndex(worded->phase) > best) {
     best = rules::PhaseIndex(worded->phase);
     trained = worded->phase == "training";
-    report::PhaseMark mark;
-    mark.phase = worded->phase;
-    mark.where = rb.Ref(worded->where);
-    mark.process = rb.Proc(worded->process);
-    mark.rule = rules.rules()[worded->rule].id;
-    out->phases.push_back(std::move(mark));
+    list(*worded);
     worded_hint = fmt::format(
         "no framework's phase marker was seen; the wording of line {} (`{}`) is read as {}", rb.FileLine(worded->where),
         rb.Redact(worded->where.text.substr(0, 200)), worded->phase);
