@@ -509,6 +509,27 @@ bool PythonLoggingHeader(sv s, size_t* pos, ParsedLine* out) {
   return true;
 }
 
+// A print redirected into logging: FastChat's and LLaVA's workers (fastchat/utils.py build_logger, copied by
+// the servers built on them) replace sys.stdout / sys.stderr with objects that log each printed line to a
+// logger named "stdout" (level INFO) or "stderr" (level ERROR), formatted "%(asctime)s | %(levelname)s |
+// %(name)s | %(message)s" - the common StreamToLogger recipe. Such a record's level is the stream's, not the
+// line's: uvicorn's "INFO:     Uvicorn running" and every traceback line read "... | ERROR | stderr | ...".
+// After a Python logging header, "stdout | " / "stderr | " (or " - ") is that redirect: it is skipped, the
+// level forgotten, and the line the program printed is parsed as its own line.
+bool RedirectedStreamLogger(sv s, size_t* pos, ParsedLine* out) {
+  size_t p = *pos;
+  sv rest = s.substr(p);
+  if (!(rest.starts_with("stdout") || rest.starts_with("stderr"))) return false;
+  size_t q = p + 6;
+  if (q < s.size() && s[q] == ' ') ++q;
+  if (q >= s.size() || (s[q] != '|' && s[q] != '-')) return false;
+  ++q;
+  if (q < s.size() && s[q] == ' ') ++q;
+  out->level = Level::kUnknown;
+  *pos = q;
+  return true;
+}
+
 // A logger name and a level in brackets: TensorRT-LLM's Python logger "[TRT-LLM] [E] msg" and its C++
 // "[TensorRT-LLM][ERROR] msg". The name is a word (letters, digits, '-', '_', '.'), the level a level
 // word or one of the letters I W E F D, and the message follows after one space.
@@ -577,6 +598,8 @@ ParsedLine ParseLine(std::string_view line) {
     } else if (!header_seen && IsDigit(c)) {
       matched = TslHeader(line, &pos, &out) || PythonLoggingHeader(line, &pos, &out);
       header_seen = matched;
+      // A redirected print: the printed line's own header (if any) is read next.
+      if (matched && out.format == "python" && RedirectedStreamLogger(line, &pos, &out)) header_seen = false;
     } else if (!header_seen && c >= 'a' && c <= 'z') {
       matched = NameLevelHeader(line, &pos, &out);
       header_seen = matched;

@@ -170,6 +170,29 @@ TEST(LineParserTest, PythonLoggingNameAndLevelWithoutTime) {
   EXPECT_EQ(ParseLine("error - ERROR").level, Level::kUnknown);
 }
 
+TEST(LineParserTest, PrintRedirectedIntoStdoutStderrLoggersKeepsThePrintedLine) {
+  // FastChat / LLaVA worker loggers: sys.stderr redirected to a logger named "stderr" at level ERROR.
+  auto up = ParseLine("2024-02-07 09:34:59 | ERROR | stderr | INFO:     Uvicorn running on http://0.0.0.0:21002 (Press CTRL+C to quit)");
+  EXPECT_EQ(up.level, Level::kUnknown);  // the stream's level, not the line's
+  EXPECT_EQ(up.message, "INFO:     Uvicorn running on http://0.0.0.0:21002 (Press CTRL+C to quit)");
+  EXPECT_TRUE(up.time.valid);
+  auto frame = ParseLine("2023-11-08 11:36:06 | ERROR | stderr |   File \"D:\\x\\model_worker.py\", line 77, in __init__");
+  EXPECT_EQ(frame.message, "  File \"D:\\x\\model_worker.py\", line 77, in __init__");
+  auto bare = ParseLine("2023-11-28 17:16:20 | ERROR | stderr |");
+  EXPECT_EQ(bare.message, "");
+  // The printed line's own header is read after the redirect.
+  auto inner = ParseLine("2024-04-13 10:17:32 | INFO | stdout | INFO 04-13 10:17:31 pynccl.py:58] Loading nccl from library libnccl.so.2");
+  EXPECT_EQ(inner.format, "vllm");
+  EXPECT_EQ(inner.level, Level::kInfo);
+  EXPECT_EQ(inner.message, "Loading nccl from library libnccl.so.2");
+  // A server's own logger keeps its level.
+  auto own = ParseLine("2023-11-28 17:17:45 | INFO | model_worker | Send heart beat.");
+  EXPECT_EQ(own.level, Level::kInfo);
+  EXPECT_EQ(own.message, "model_worker | Send heart beat.");
+  auto err = ParseLine("2025-05-09 15:14:59,123 - trainer - ERROR - stderr was closed");
+  EXPECT_EQ(err.level, Level::kError);  // "stderr" as the message's first word, no separator: not a redirect
+}
+
 TEST(LineParserTest, BracketedLoggerNameAndLevel) {
   auto trt = ParseLine("[TRT-LLM] [E] Failed to initialize executor on rank 0:");
   EXPECT_EQ(trt.level, Level::kError);
