@@ -579,6 +579,59 @@ TEST_F(TriageE2eTest, SessionElevenPhaseMarksNameWhereAStalledJobWas) {
       << rloo["stall_hints"];
 }
 
+TEST_F(TriageE2eTest, StackDumpThreadIsWhereItsInnermostMarkedFrameIs) {
+  auto phase = [&](const std::string& name, const std::string& text) {
+    Write(name, text);
+    json j = json::parse(Triage("--json " + name).out);
+    EXPECT_EQ(j["verdict"], "stalled") << name;
+    return j["last_phase"].get<std::string>();
+  };
+  // HF Trainer's _inner_training_loop calls deepspeed.initialize before it loops: a thread parked in the
+  // engine's parameter broadcast is in distributed set-up, whatever outer frame is a training loop's
+  // (py-spy frames of huggingface/transformers#22363).
+  EXPECT_EQ(phase("broadcast.txt",
+                  "Thread 27321 (active): \"MainThread\"\n"
+                  "    broadcast (torch/distributed/distributed_c10d.py:1555)\n"
+                  "    _broadcast_model (deepspeed/runtime/engine.py:1105)\n"
+                  "    _configure_distributed_model (deepspeed/runtime/engine.py:1182)\n"
+                  "    __init__ (deepspeed/runtime/engine.py:297)\n"
+                  "    initialize (deepspeed/__init__.py:125)\n"
+                  "    deepspeed_init (transformers/deepspeed.py:378)\n"
+                  "    _inner_training_loop (transformers/trainer.py:1702)\n"
+                  "    train (transformers/trainer.py:1633)\n"),
+            "distributed-init");
+  // ... and one in the engine's JIT op build under the same loop function: the engine is being built.
+  EXPECT_EQ(phase("jit.txt",
+                  "Thread 46930 (idle): \"MainThread\"\n"
+                  "    wait (torch/utils/file_baton.py:42)\n"
+                  "    __init__ (deepspeed/runtime/engine.py:377)\n"
+                  "    initialize (deepspeed/__init__.py:156)\n"
+                  "    _inner_training_loop (transformers/trainer.py:1891)\n"),
+            "weight-loading");
+  // torch.compile compiles on the training step's first call: a compile frame under a training frame is
+  // training (the corpus labels it so).
+  EXPECT_EQ(phase("compile.txt",
+                  "Thread 4939 (idle): \"MainThread\"\n"
+                  "    compile_fx_inner (torch/_inductor/compile_fx.py:675)\n"
+                  "    train_step (megatron/training.py:436)\n"),
+            "training");
+  // Each thread is its own stack: another thread (another rank's dump) inside the training loop trains.
+  EXPECT_EQ(phase("two.txt",
+                  "Thread 46930 (idle): \"MainThread\"\n"
+                  "    __init__ (deepspeed/runtime/engine.py:377)\n"
+                  "    _inner_training_loop (transformers/trainer.py:1891)\n"
+                  "Thread 835995 (active): \"MainThread\"\n"
+                  "    broadcast (torch/distributed/distributed_c10d.py:1191)\n"
+                  "    train_step (megatron/training.py:436)\n"),
+            "training");
+  // Frames of a paste that cut the thread's header are one thread too.
+  EXPECT_EQ(phase("headless.txt",
+                  "Python v3.11.2 (/home/qi/anaconda3/envs/deepspeed/bin/python3.11)\n"
+                  "    __init__ (deepspeed/runtime/engine.py:377)\n"
+                  "    _inner_training_loop (transformers/trainer.py:1891)\n"),
+            "weight-loading");
+}
+
 TEST_F(TriageE2eTest, SessionTwelveHangsTrainingCountersWeightBarsAndRedrawnWrappers) {
   auto triage = [&](const std::string& name, const std::string& text) {
     Write(name, text);

@@ -60,6 +60,7 @@ class Scanner {
         if (runs_enabled_ && !redrawn && ApplyRun(block, run, line_no)) {
           ++runs_applied_;
           if (run.last_full >= 0) ++step_runs_applied_;
+          stack_block_ = {};  // the run's lines were not walked: a stack dump's thread is not followed across it
           line_no += run.end - run.first;
           index = run.end - 1;
           continue;
@@ -136,6 +137,8 @@ class Scanner {
   void Line(std::string_view text, int64_t line_no, uint32_t structure, size_t offset) {
     ++findings_->total_lines;
     line_examined_ = false;
+    TrackStackThread(text);
+    text_of_line_ = text;
     const bool interesting = !line_rules_.empty() || structure != 0 || builder_.NeedsEveryLine();
     if (!findings_->miner && (!interesting || (structure == 0 && !builder_.NeedsEveryLine()))) {
       // The common case (INFO noise, or a line that only repeats a phase
@@ -147,6 +150,7 @@ class Scanner {
       p.process = prefix_process_;
       WithWrapperIdentity(&p);
       if (!interesting || OnlyReachedPhases(p.process)) {
+        if (interesting) NoteStackFrame();  // a phase its process reached still is where this thread is
         NoteProcess(p, line_no);
         if (interesting && line_reached_hit_ != kNoHit && !IsTracebackFrame(text)) {
           PhaseHit& ph = findings_->phases[line_reached_hit_];  // its latest mark (ranker: recovered errors)
@@ -191,6 +195,7 @@ class Scanner {
       switch (rule.kind) {
         case RuleKind::kPhase:
           specific_phase = true;
+          if (rule.stack && !StackFrameCounts(rule)) break;  // an outer frame of a thread already placed
           AddPhase(rule, id, p, line_no, caps);
           break;
         case RuleKind::kStop:
@@ -638,6 +643,54 @@ class Scanner {
     mark.lone = !same_step_untotalled;
   }
 
+  // A stack dump lists each thread's frames innermost first (py-spy `Thread N (active): "MainThread"`,
+  // faulthandler `Thread 0x... (most recent call first):` / `Current thread 0x...`, then one frame a line):
+  // the first frame a stack rule marks is where that thread is. An outer frame's mark of another phase is
+  // only where the inner call came from - HF Trainer's _inner_training_loop calls deepspeed.initialize and
+  // loads its checkpoint before it loops, so a thread parked in that set-up is in set-up, not in training.
+  // One exception: torch.compile compiles a model on its first call, inside the training step that made
+  // it, and the job is training then (a compile frame under a training frame stays training).
+  void TrackStackThread(std::string_view text) {
+    std::string_view t = text;
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+    if (t.starts_with("Thread ") || t.starts_with("Current thread ")) {
+      stack_block_ = {true, nullptr};  // a thread's header: its frames follow
+      return;
+    }
+    std::string_view r = text;
+    while (!r.empty() && (r.back() == ' ' || r.back() == '\r')) r.remove_suffix(1);
+    const bool frame = t.size() < text.size() && !r.empty() &&
+                       (r.back() == ')' || r.find("\", line ") != std::string_view::npos);
+    if (!frame) {
+      stack_block_ = {};
+    } else if (!stack_block_.open) {
+      stack_block_ = {true, nullptr};  // frames without a header (a paste that cut it): one thread
+    }
+  }
+  // Whether a stack rule's mark on the current frame counts (the first marked frame of its thread does).
+  bool StackFrameCounts(const rules::Rule& rule) {
+    if (!stack_block_.open) return true;
+    if (!stack_block_.phase) {
+      stack_block_.phase = &rule.phase;
+      return true;
+    }
+    const std::string& inner = *stack_block_.phase;
+    return inner == rule.phase || (inner == "torch-compile" && rule.phase == "training");
+  }
+  // The cheap walk of a line whose phases its process already reached: a stack frame among them still
+  // places its thread (StackFrameCounts).
+  void NoteStackFrame() {
+    if (!stack_block_.open || stack_block_.phase) return;
+    for (unsigned id : line_rules_) {
+      const rules::Rule& rule = rules_.rules()[id];
+      if (rule.kind != RuleKind::kPhase || !rule.stack) continue;
+      rules::Captures caps;
+      if (!Confirm(id, text_of_line_, &caps)) continue;
+      stack_block_.phase = &rule.phase;
+      return;
+    }
+  }
+
   void AddStop(size_t id, const parse::ParsedLine& p, int64_t line_no) {
     if (findings_->stops.size() >= Findings::kMaxStops) return;
     StopHit hit;
@@ -823,6 +876,13 @@ class Scanner {
   parse::Timestamp time_before_block_;           // last_time_ when block_ began
   std::vector<DeferredTime> deferred_times_;     // phases whose last_time waits for the block's end
   bool line_examined_ = false;  // the current line's time is in last_time_
+  // The stack dump thread the walked lines are frames of (TrackStackThread): open while they are, with
+  // the phase of its first marked frame.
+  struct StackThread {
+    bool open = false;
+    const std::string* phase = nullptr;
+  } stack_block_;
+  std::string_view text_of_line_;  // the walked line's text (NoteStackFrame)
 };
 
 }  // namespace
