@@ -781,6 +781,30 @@ TEST_F(TriageE2eTest, AVllmWorkersCollectiveTimeoutMillionsOfCollectivesInIsASer
   EXPECT_EQ(bare["last_phase"], "training");
 }
 
+TEST_F(TriageE2eTest, AWatchdogTimeoutAfterTheServersShutdownIsAHangWhileServing) {
+  // tests/real/vllm-tp2-rtx-pro-6000-dsv4-flash-mtp1-hang-under-load-...: a benchmark harness stops the hung
+  // server (uvicorn's shutdown lines), and ten minutes after the decode step's all-gather was issued each
+  // rank's watchdog reports it: the job hung while serving, before the shutdown.
+  const std::string watchdog =
+      "[rank0]:[E517 20:17:34.985814210 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=1901719, OpType=_ALLGATHER_BASE, NumelIn=387840, NumelOut=775680, "
+      "Timeout(ms)=600000) ran for 600068 milliseconds before timing out.\n";
+  Write("served.log",
+        "(APIServer pid=182240) INFO:     Application shutdown complete.\n"
+        "(APIServer pid=182240) INFO:     Finished server process [182240]\n" + watchdog);
+  json j = json::parse(Triage("--json served.log").out);
+  EXPECT_EQ(j["verdict"], "stalled");
+  EXPECT_EQ(j["last_phase"], "ready");
+  // Without a stop that says the job hung, a server's shutdown is its last phase: it served and stopped.
+  Write("stopped.log",
+        "(APIServer pid=182240) INFO:     Application startup complete.\n"
+        "(APIServer pid=182240) INFO:     Application shutdown complete.\n"
+        "(APIServer pid=182240) INFO:     Finished server process [182240]\n");
+  json stopped = json::parse(Triage("--json stopped.log").out);
+  EXPECT_EQ(stopped["verdict"], "healthy");
+  EXPECT_EQ(stopped["last_phase"], "shutdown");
+}
+
 TEST_F(TriageE2eTest, AWhatlessTerminateRightAboveTheWatchdogsTimeoutIsTheWatchdogsOwnException) {
   // kohya_ss (torch 2.6 under accelerate): std::terminate's header reached the stream before the watchdog's
   // logged line that is its what(); the first step's all-reduce hung and the watchdog took the rank down.

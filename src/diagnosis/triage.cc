@@ -291,6 +291,16 @@ void FillPhases(const Findings& f, const Ranking& ranking, const rules::RuleSet&
         rb.Redact(worded->where.text.substr(0, 200)), worded->phase);
   }
   const bool completed = Completed(f, rules, cut, multi_file);
+  // A stop that says the job hung (a watchdog's timeout: NCCL's `Watchdog caught collective operation
+  // timeout: WorkNCCL(..., Timeout(ms)=600000)`) reports a collective that had been pending for its whole
+  // timeout when the line is printed: the job hung before the shutdown marks of that window (a harness
+  // stopping a server whose requests timed out: uvicorn's `Application shutdown complete.`). A shutdown
+  // follows the job's own work - a server shuts down what started and served (ready), a trainer after
+  // training - so the stall is in that phase, not in the shutdown.
+  if (!ranking.root && ranking.stop && rules.rules()[f.stops[*ranking.stop].rule].hang &&
+      best == rules::PhaseIndex("shutdown") && !trained) {
+    best = ready;
+  }
   if (best >= 0) out->last_phase = rules::PhaseOrder()[static_cast<size_t>(best)];
   for (int i = best + 1; i <= ready && best < ready; ++i) {
     out->phases_never_reached.push_back(rules::PhaseOrder()[static_cast<size_t>(i)]);
