@@ -801,5 +801,62 @@ TEST(TriageTest, ACutOffAwaitersTracebackTakesTheExceptionTheLoopsHandlerReporte
       << full->root_cause->message;
 }
 
+
+// Session 15 (healthy): framework lines that close a run, each found on a public log that was stalled blind.
+static void ExpectHealthyWholeAndStalledCut(const char* dir, const char* file, const char* stop, const char* name,
+                                            const char* cut_phase) {
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" / dir / file;
+  TriageOptions whole;
+  whole.inputs = {log.string()};
+  auto full = Triage(whole);
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->verdict, report::Verdict::kHealthy) << dir;
+
+  const fs::path cut = CutBefore(log, stop, name);
+  ASSERT_FALSE(cut.empty());
+  TriageOptions cut_options;
+  cut_options.inputs = {cut.string()};
+  auto stalled = Triage(cut_options);
+  ASSERT_TRUE(stalled.ok());
+  EXPECT_EQ(stalled->verdict, report::Verdict::kStalled) << dir;
+  EXPECT_EQ(stalled->last_phase.value_or(""), cut_phase) << dir;
+}
+
+TEST(TriageTest, NcclsCommunicatorDestroyedAtTheEndOfAScriptEndsTheRun) {
+  // A Kubeflow PyTorchJob's rank 0: 50 epochs, the script's own (Korean) closing lines, then train.py's
+  // dist.destroy_process_group(), which NCCL logs as "comm 0x... rank 0 nranks 2 ... - Destroy COMPLETE".
+  ExpectHealthyWholeAndStalledCut(
+      "kubeflow-pytorchjob-2-node-efa-mnist-ddp-50-epochs-korean-total-time-model-saved-nccl-destroy-healthy",
+      "rank0.log", "- Destroy COMPLETE", "nccl-destroy-cut.log", "training");
+}
+
+TEST(TriageTest, ColbertsLauncherJoinedEveryRankEndsTheRun) {
+  // ColBERT's Launcher prints "#> Joined..." after proc.join(), once every rank's return value arrived.
+  ExpectHealthyWholeAndStalledCut("colbert-launcher-2gpu-train-nohup-checkpoint-saved-processes-joined-healthy",
+                                  "train.out", "#> Joined...", "colbert-joined-cut.log", "process-start");
+  // A second launch after the first one joined ("#> Starting..." again, then nothing): the job's work began
+  // again and did not end, so the first "#> Joined..." is no end of the job.
+  const fs::path log = fs::path(FAULTLINE_SOURCE_DIR) / "tests" / "real" /
+                       "colbert-launcher-2gpu-train-nohup-checkpoint-saved-processes-joined-healthy" / "train.out";
+  const fs::path relaunched = fs::path(::testing::TempDir()) / "colbert-relaunched.log";
+  {
+    std::FILE* in = std::fopen(log.c_str(), "r");
+    ASSERT_NE(in, nullptr);
+    std::FILE* out = std::fopen(relaunched.c_str(), "w");
+    ASSERT_NE(out, nullptr);
+    char buf[65536];
+    while (std::fgets(buf, sizeof buf, in)) std::fputs(buf, out);
+    std::fputs("#> Starting...\n#> Starting...\n", out);
+    std::fclose(in);
+    std::fclose(out);
+  }
+  TriageOptions again;
+  again.inputs = {relaunched.string()};
+  auto second = Triage(again);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->verdict, report::Verdict::kStalled);
+}
+
+
 }  // namespace
 }  // namespace faultline::diagnosis
