@@ -70,6 +70,25 @@ TEST(HostileInputTest, EndlessDevicesAndRandomBytesAreRefusedAtOpen) {
   EXPECT_FALSE(LooksBinary("INFO d\xe9marrage du serveur\nINFO pr\xeat sur le port 8000\n"));
 }
 
+// A log truncated while another process still writes it at its old offset
+// (`vllm serve ... > log` relaunched while the old server shuts down) holds a
+// hole of NULs between its text: that is a log, not binary data. A few NULs
+// amid text, or nothing but NULs, stay what they were.
+TEST(HostileInputTest, ANulHoleBetweenTextIsNotBinary) {
+  const std::string text =
+      "(EngineCore_DP0 pid=414253) INFO 01-12 01:42:50 [monitor.py:34] torch.compile takes 12.03 s in total\n";
+  std::string log;
+  for (int i = 0; i < 20; ++i) log += text;
+  const std::string old_writer = "(APIServer pid=413441) INFO:     Waiting for application shutdown.\n";
+  EXPECT_FALSE(LooksBinary(log + std::string(60000, '\0') + old_writer));
+  EXPECT_FALSE(LooksBinary(log + std::string(kNulHoleBytes, '\0')));
+  EXPECT_TRUE(LooksBinary(std::string(4096, '\0')));
+  // Short NUL runs are counted as before: a tenth of the bytes makes binary.
+  std::string sprinkled;
+  for (int i = 0; i < 64; ++i) sprinkled += std::string(10, 'a') + std::string(4, '\0');
+  EXPECT_TRUE(LooksBinary(sprinkled));
+}
+
 // Printable ASCII is skipped eight bytes at a time: a control byte is
 // counted wherever it falls in a word (a fifth of the bytes makes binary).
 TEST(HostileInputTest, EveryControlByteCountsWhereverItFalls) {

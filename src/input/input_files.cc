@@ -15,8 +15,26 @@
 namespace faultline::input {
 namespace fs = std::filesystem;
 
+namespace {
+
+// Bytes of `head` inside runs of kNulHoleBytes or more NULs (see LooksBinary).
+size_t NulHoleBytes(std::string_view head) {
+  size_t holes = 0;
+  for (size_t i = head.find('\0'); i != std::string_view::npos; i = head.find('\0', i)) {
+    size_t j = head.find_first_not_of('\0', i);
+    if (j == std::string_view::npos) j = head.size();
+    if (j - i >= kNulHoleBytes) holes += j - i;
+    i = j;
+  }
+  return holes;
+}
+
+}  // namespace
+
 bool LooksBinary(std::string_view head) {
   if (head.empty()) return false;
+  const size_t holes = NulHoleBytes(head);
+  if (holes == head.size()) return true;  // nothing but NULs: no text to judge by
   size_t control = 0;
   size_t nul = 0;
   size_t invalid = 0;  // bytes that are not part of valid UTF-8
@@ -68,7 +86,9 @@ bool LooksBinary(std::string_view head) {
   }
   // Logs from crashed writers can hold a few NUL bytes, and a Latin-1 log a
   // few invalid bytes; executables, images and random bytes are full of them.
-  return nul * 10 > head.size() || (control + nul + invalid) * 5 > head.size();
+  nul -= holes;
+  const size_t text = head.size() - holes;
+  return nul * 10 > text || (control + nul + invalid) * 5 > text;
 }
 
 namespace {

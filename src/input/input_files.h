@@ -29,7 +29,14 @@ struct ExpandedInputs {
 Result<ExpandedInputs> ExpandInputs(const std::vector<std::string>& names);
 
 // Heuristic on the first bytes of a (decoded) stream: NULs or mostly
-// control bytes mean this is not a log. An empty sample is text.
+// control bytes mean this is not a log. An empty sample is text. A run of
+// kNulHoleBytes or more NULs between text is a hole, not binary data: a log
+// truncated (`> log`) while another process still writes it at its old
+// offset, or a file system that zero-filled a crashed writer's last blocks;
+// such runs are left out of the count (the line reader drops NULs). A
+// sample of nothing but NULs stays binary.
+inline constexpr size_t kNulHoleBytes = 256;
+bool LooksBinary(std::string_view head);
 bool LooksBinary(std::string_view head);
 
 }  // namespace faultline::input
