@@ -768,6 +768,7 @@ void EventBuilder::Add(const LineView& line) {
     if (ps.tentative_exception) {
       ps.before_exception = ps.pending.message;
       ps.before_where = ps.pending.where;
+      ps.foreign_after_tentative = 0;
     }
     if (ps.pending.chain.empty() || (ps.message_is_control_flow && exception_shape && !line.control_flow)) {
       // The first exception of the chain; or the one raised while handling a control-flow
@@ -816,6 +817,19 @@ void EventBuilder::Add(const LineView& line) {
       ps.state = State::kInTraceback;
       UpdateOpen(ps);
       return;
+    }
+    // More lines like the tentative one (unindented, no exception shape, no error words): another writer's
+    // output goes on between the traceback's lines; they stay out of the traceback and it may still reopen.
+    if (ps.tentative_exception && ps.lines_since_key == 0 && ps.pending.kind == EventKind::kPythonTraceback &&
+        ps.foreign_after_tentative < kMaxForeignAfterTentative && !msg.empty() && !Indented(msg) &&
+        !(line.structure & (kFrameLine | kTracebackStart | kChainMarker))) {
+      std::string_view type, text;
+      if (!ParseExceptionLine(msg, &type, &text) && !IsBareExceptionName(TrimRight(msg)) && !Contains(msg, "Error") &&
+          !Contains(msg, "Exception") && !Contains(msg, "error") && !Contains(msg, ": ") && !LoggedBelowError(p)) {
+        ++ps.foreign_after_tentative;
+        UpdateOpen(ps);
+        return;
+      }
     }
     if (!msg.empty()) ps.tentative_exception = false;
     if (chain_marker && ps.pending.kind == EventKind::kPythonTraceback) {

@@ -45,7 +45,8 @@ class EventBuilder {
   static constexpr size_t kMaxContextLines = 80;
   static constexpr int kMaxContinuationLines = 12;
   static constexpr int kMaxInterleavedRecords = 20;  // INFO records held inside one open traceback
-  static constexpr int kMaxPowerShellRecordLines = 10;  // lines of PowerShell's error record under a header
+  static constexpr int kMaxPowerShellRecordLines = 10;
+  static constexpr int kMaxForeignAfterTentative = 6;  // such plain lines held under a tentative exception line  // lines of PowerShell's error record under a header
   using Sink = std::function<void(Event&&)>;
   explicit EventBuilder(Sink sink) : sink_(std::move(sink)) {}
 
@@ -77,6 +78,10 @@ class EventBuilder {
     // traceback's frames go on right under it, it was interleaved output and
     // the traceback is reopened (what it replaced is kept here).
     bool tentative_exception = false;
+    // Plain lines right under that tentative line, of the same kind (a `pip list` pasted into the middle
+    // of the traceback: "python-json-logger   4.0.0", "python-multipart   0.0.22"): held with it, so
+    // that the traceback still reopens when its frames go on under the last of them.
+    int foreign_after_tentative = 0;
     // A terminate's "what():" line came with no text: the exception's what() string starts with a newline
     // (PLUMED's ExceptionError: "(core/Action.cpp:240) void PLMD::Action::error(...)" / "ERROR in input to
     // action ..."), so its message is on the plain lines under it, up to the next line with a shape (the

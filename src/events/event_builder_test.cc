@@ -639,6 +639,29 @@ TEST(EventBuilderTest, AStatusLineInterleavedInATracebackDoesNotCloseIt) {
   EXPECT_EQ(h.events[0].exception, "torch.cuda.OutOfMemoryError");
 }
 
+TEST(EventBuilderTest, SeveralPlainLinesPastedIntoATracebackDoNotCloseIt) {
+  // tests/real/vllm-025-dspark-draft-weight-size-assert-pip-list-and-pager-lines-mixed-in: two rows of a
+  // `pip list` the user copied land between the engine core's frame and its source line. Neither is an
+  // exception line; the traceback goes on under the second of them to its own exception.
+  Harness h;
+  h.Feed({
+      "(EngineCore pid=391334) ERROR 07-23 21:03:03 [core.py:1231] Traceback (most recent call last):",
+      "(EngineCore pid=391334) ERROR 07-23 21:03:03 [core.py:1231]   File \"/v/otel.py\", line 178, in sync_wrapper",
+      "(EngineCore pid=391334) ERROR 07-23 21:03:03 [core.py:1231]     return func(*args, **kwargs)",
+      "python-json-logger                       4.0.0",
+      "python-multipart                         0.0.22",
+      "(EngineCore pid=391334) ERROR 07-23 21:03:03 [core.py:1231]     return func(*args, **kwargs)          [353/1599]",
+      "(EngineCore pid=391334) ERROR 07-23 21:03:03 [core.py:1231]   File \"/v/linear.py\", line 369, in weight_loader",
+      "(EngineCore pid=391334) ERROR 07-23 21:03:03 [core.py:1231]     assert param.size() == loaded_weight.size(), (",
+      "(EngineCore pid=391334) ERROR 07-23 21:03:03 [core.py:1231] AssertionError: Tried to load weights of size "
+      "torch.Size([2048, 10240])to a parameter of size torch.Size([2048, 4096])",
+  });
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].kind, EventKind::kPythonTraceback);
+  EXPECT_EQ(h.events[0].where.line, 9);
+  EXPECT_EQ(h.events[0].exception, "AssertionError");
+}
+
 TEST(EventBuilderTest, AnInfoRecordOfAnotherProcessInsideATracebackDoesNotEndIt) {
   // tests/real/torchrun-2-nodes-c10d-localhost-endpoint-rendezvous-timeout-commented-paste: two nodes'
   // torchrun agents write one file; node B's logging.basicConfig records ("INFO:name:msg", a ": " in the
