@@ -41,6 +41,20 @@ bool AnnouncesMore(std::string_view m) {
   return !m.empty() && m.back() == ':';
 }
 
+// A line that starts with an exception's type and its repr or message: "FileNotFoundError(2, 'No such
+// file')", "ImportError: cannot import name 'X'".
+bool NamesAnException(std::string_view m) {
+  while (!m.empty() && (m.front() == ' ' || m.front() == '\t')) m.remove_prefix(1);
+  size_t i = 0;
+  while (i < m.size() && (std::isalnum(static_cast<unsigned char>(m[i])) || m[i] == '_' || m[i] == '.')) ++i;
+  if (i == 0 || i == m.size() || (m[i] != '(' && m[i] != ':')) return false;
+  std::string_view name = m.substr(0, i);
+  for (std::string_view suffix : {"Error", "Exception", "Interrupt", "Exit"}) {
+    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool IsStrong(EventKind kind) {
@@ -413,6 +427,7 @@ void EventBuilder::Emit(ProcessState& ps) {
   Event e = std::move(ps.pending);
   ps.pending = Event();
   ps.has_pending = false;
+  ps.known_header = false;
   ps.state = State::kIdle;
   ps.after_flat_source = false;
   ps.message_is_control_flow = false;
@@ -603,13 +618,20 @@ void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
     wait_for_more = true;  // may introduce a traceback
   } else if (line.cascade_rule || (line.matches && !line.matches->empty())) {
     e.kind = (line.structure & kSignalShape) ? EventKind::kSignal : EventKind::kErrorLog;
+    // A line only a signature knows whose message ends in ':' goes on below, as an ERROR record's does
+    // (hydra's compact report "Error in call to target 'X':" with the caught exception's repr on the next line).
+    wait_for_more = !line.cascade_rule && AnnouncesMore(e.message);
   } else {
     return;
   }
   e.context.push_back(e.where);
   if (ps.has_pending) Emit(ps);
+  const bool known_header = wait_for_more && e.kind != EventKind::kPythonTraceback && !line.cascade_rule &&
+                            (line.matches && !line.matches->empty()) && p.level != parse::Level::kError &&
+                            p.level != parse::Level::kCritical && !(line.structure & kCompilerError);
   ps.pending = std::move(e);
   ps.has_pending = true;
+  ps.known_header = known_header;
   ps.lines_since_key = 0;
   ps.state = wait_for_more ? State::kAfterException : State::kIdle;
   if (!wait_for_more) Emit(ps);
@@ -915,8 +937,12 @@ void EventBuilder::Add(const LineView& line) {
       // continue it: its message ends in ':' ("[TRT-LLM] [E] Failed to
       // initialize executor on rank 0:" / "The checkpoint you are trying ..."), or they are indented under
       // it (pydantic's "  Value error, ..." under "1 validation error for TrtLlmArgs").
+      // A header only a signature knows goes on only with the exception it names (hydra's "Error in call to
+      // target 'X':" over the caught exception's repr "FileNotFoundError(2, '...')"): other text under such a
+      // line is no part of it.
       const bool error_log_goes_on = ps.pending.kind == EventKind::kErrorLog && p.format.empty() &&
-                                     (AnnouncesMore(ps.pending.message) || Indented(msg));
+                                     (ps.known_header ? NamesAnException(msg)
+                                                      : (AnnouncesMore(ps.pending.message) || Indented(msg)));
       if (ps.lines_since_key <= kMaxContinuationLines && (near || !has_rule) && !other_record && shape == 0 &&
           !msg.empty() && (ps.pending.kind != EventKind::kErrorLog || error_log_goes_on)) {
         AddContext(ps.pending, line);

@@ -87,6 +87,8 @@ class EventBuilder {
     // action ..."), so its message is on the plain lines under it, up to the next line with a shape (the
     // signal report), a blank line or kMaxWhatLines lines. `what_lines` counts those taken.
     bool what_follows = false;
+    // The pending event is a line only a signature knows whose message ends in ':' (EventBuilder::Add).
+    bool known_header = false;
     int what_lines = 0;
     bool what_found = false;  // a message line was chosen among them (WhatTextLine)
     // Records of a logger at INFO level or below seen inside the open traceback: another process's

@@ -22,8 +22,9 @@ class Harness {
   }
   // `benign`: 1-based lines a benign rule matched (the scanner sets LineView::benign).
   // `control_flow`: 1-based lines a control_flow signature matched (LineView::control_flow).
+  // `known`: 1-based lines a signature rule matched (LineView::matches).
   void Feed(const std::vector<std::string>& lines, const std::vector<int64_t>& benign = {},
-            const std::vector<int64_t>& control_flow = {}) {
+            const std::vector<int64_t>& control_flow = {}, const std::vector<int64_t>& known = {}) {
     int64_t n = 0;
     for (const auto& text : lines) {
       ++n;
@@ -32,13 +33,19 @@ class Harness {
       uint32_t bits = 0;
       for (auto& h : hits) bits |= h.id;
       parse::ParsedLine p = parse::ParseLine(text);
-      if (bits == 0 && !builder_.NeedsEveryLine()) continue;
+      const bool is_known = std::find(known.begin(), known.end(), n) != known.end();
+      if (bits == 0 && !is_known && !builder_.NeedsEveryLine()) continue;
       LineView v;
       v.parsed = &p;
       v.line = n;
       v.structure = bits;
       v.benign = std::find(benign.begin(), benign.end(), n) != benign.end();
       v.control_flow = std::find(control_flow.begin(), control_flow.end(), n) != control_flow.end();
+      std::vector<RuleMatch> matches;
+      if (is_known) {
+        matches.push_back(RuleMatch{0, {}, n});
+        v.matches = &matches;
+      }
       builder_.Add(v);
     }
     builder_.Finish();
@@ -98,6 +105,37 @@ TEST(EventBuilderTest, ChainedTracebackKeepsTheFirstException) {
   EXPECT_EQ(h.events[0].message, "KeyError: 'model.layers.0.weight'");
   ASSERT_EQ(h.events[0].chain.size(), 2u);
   EXPECT_EQ(h.events[0].chain[1], "RuntimeError: failed to load checkpoint");
+}
+
+TEST(EventBuilderTest, ALineOnlyASignatureKnowsThatEndsInAColonTakesTheLinesBelow) {
+  // hydra's compact report of an InstantiationException (tests/real/hydra-dsrl-robomimic-...): no traceback,
+  // the header a signature knows, the caught exception's repr on the next line.
+  const std::vector<std::string> report = {
+      "Error executing job with overrides: []",
+      "Error in call to target 'model.diffusion.diffusion_eval.DiffusionEval':",
+      "FileNotFoundError(2, 'No such file or directory')",
+      "full_key: model",
+      "",
+      "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.",
+  };
+  Harness h;
+  h.Feed(report, {}, {}, {2});
+  ASSERT_EQ(h.events.size(), 1u);
+  EXPECT_EQ(h.events[0].where.line, 2);
+  ASSERT_GE(h.events[0].continuation.size(), 1u);
+  EXPECT_EQ(h.events[0].continuation[0].text, "FileNotFoundError(2, 'No such file or directory')");
+  // Under such a header, text that names no exception is not its continuation (Triton's "ERROR: Failed to
+  // create instance: model 'm', tensor 'logits':" over its own wrapped sentence stays one line, as before).
+  Harness text;
+  text.Feed({"ERROR: Failed to create instance: model 'm', tensor 'logits':", "the model expects 3 dimensions"}, {},
+            {}, {1});
+  ASSERT_EQ(text.events.size(), 1u);
+  EXPECT_TRUE(text.events[0].continuation.empty());
+  // A known line that does not announce more stays one line.
+  Harness one;
+  one.Feed({"Error in call to target 'x.Y' failed", "FileNotFoundError(2, 'No such file or directory')"}, {}, {}, {1});
+  ASSERT_EQ(one.events.size(), 1u);
+  EXPECT_TRUE(one.events[0].continuation.empty());
 }
 
 TEST(EventBuilderTest, AChainThatStartsWithAControlFlowExceptionTakesTheOneRaisedWhileHandlingIt) {
