@@ -319,6 +319,31 @@ std::optional<size_t> ExplainedBy(size_t root, const std::vector<size_t>& order,
   return best ? best : after;
 }
 
+// A shell's job-control report of a child that died of a signal ("run.sh: line 197: 2985003 Aborted
+// (core dumped) cmd ...", bash's report for every script) names the child's pid. When that pid's own output
+// (NCCL's "host:pid:tid" lines) holds only consequences of a failure elsewhere (its NCCL socket "Connection
+// closed by remote peer", the watchdog taking the process down) and no error of its own, the death the shell
+// reports is that consequence too: how the process ended, not what failed. Like a launcher's summary, it is
+// the root only when nothing else reports the failure.
+bool ShellReportOfAConsequence(size_t i, const Findings& f, const rules::RuleSet& rules,
+                               const std::vector<bool>& recovered) {
+  static const RE2 kJobReport(
+      R"((?:^|: )line \d+: +(\d+) +(?:Aborted|Killed|Segmentation fault|Bus error|Illegal instruction|Floating point exception)\b)");
+  const auto& ev = f.events;
+  int64_t pid = 0;
+  if (!RE2::PartialMatch(ev[i].message, kJobReport, &pid) || pid <= 0) return false;
+  bool echo = false;
+  for (size_t j = 0; j < ev.size(); ++j) {
+    if (j == i || ev[j].process.pid != pid || recovered[j]) continue;
+    if (FirstRuleOfKind(ev[j], rules, RuleKind::kCascade)) {
+      echo = true;
+    } else if (events::IsStrong(ev[j].kind) || FirstRuleOfKind(ev[j], rules, RuleKind::kSignature)) {
+      return false;  // an error of its own: that one is the cause, the shell's report its end
+    }
+  }
+  return echo;
+}
+
 bool IsTermination(const Event& e) {
   const std::string& m = e.message;
   return m.find("SIGTERM") != std::string::npos || m.find("exitcode: -15") != std::string::npos ||
@@ -696,6 +721,11 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
   for (size_t i : r.order) {
     if (recovered[i] || stopped[i]) continue;
     auto cascade = FirstRuleOfKind(ev[i], rules, RuleKind::kCascade);
+    if (!cascade && ShellReportOfAConsequence(i, f, rules, recovered)) {
+      if (!summary) summary = i;
+      if (!summary_exit && !ev[i].cut_off) summary_exit = i;
+      continue;
+    }
     if (cascade) {
       if (rules.rules()[*cascade].summary) {
         if (!summary) summary = i;

@@ -210,6 +210,33 @@ TEST(RankerTest, ASummaryThatNamesASignalDeathBeatsAnEarlierPeersEcho) {
   EXPECT_EQ(f.events[*s.root].where.line, 60);
 }
 
+TEST(RankerTest, AShellsReportOfAProcessThatOnlyEchoedAPeersFailureIsASummary) {
+  // tests/real/slurm-2-node-task0-exits-rank1-nccl-remote-peer-closed-watchdog-abort: the job's .err (srun's
+  // summaries, bash's job report) comes before the .out holding gpu-node2's NCCL lines.
+  auto rules = TestRules();
+  const size_t summary = 1, peer = 8;  // t.summary, t.peer-gone
+  ASSERT_EQ(rules->rules()[peer].id, "t.peer-gone");
+  Findings f;
+  f.events.push_back(WithRule(Make(EventKind::kExitStatus, 15, "exitcode  : 1 (pid: 11)"), summary));
+  f.events.push_back(Make(EventKind::kSignal, 16,
+                          "/app/slurm/run.sh: line 197: 2985003 Aborted                 (core dumped) \"${CMD[@]}\""));
+  Event echo = WithRule(Make(EventKind::kPythonTraceback, 23, "RuntimeError: Connection closed by peer [10.0.0.1]:1",
+                             "gpu-node2:2985003"),
+                        peer);
+  echo.process.pid = 2985003;
+  f.events.push_back(echo);
+  Ranking r = Rank(f, *rules, false);
+  ASSERT_TRUE(r.root);
+  EXPECT_EQ(f.events[*r.root].where.line, 15);
+  // When that process failed on its own (an error no cascade rule explains), the shell's report is its death.
+  Event own = Make(EventKind::kPythonTraceback, 30, "ValueError: bad", "gpu-node2:2985003");
+  own.process.pid = 2985003;
+  f.events.push_back(own);
+  Ranking s = Rank(f, *rules, false);
+  ASSERT_TRUE(s.root);
+  EXPECT_EQ(f.events[*s.root].where.line, 16);
+}
+
 TEST(RankerTest, ErrorFollowedByReadyInTheSameProcessIsRecovered) {
   auto rules = TestRules();
   Findings f;
