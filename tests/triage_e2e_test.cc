@@ -624,6 +624,15 @@ TEST_F(TriageE2eTest, StackDumpThreadIsWhereItsInnermostMarkedFrameIs) {
                   "    broadcast (torch/distributed/distributed_c10d.py:1191)\n"
                   "    train_step (megatron/training.py:436)\n"),
             "training");
+  // A dataset that torch.load()s its samples, called through the DataLoader from the loop: training.
+  EXPECT_EQ(phase("dataset.txt",
+                  "Thread 0x00007f1c245b4140 (most recent call first):\n"
+                  "  File \"/opt/torch/.venv/lib/python3.12/site-packages/torch/serialization.py\", line 1530 in load\n"
+                  "  File \"/work/main/build-dev-phases/hang_scenarios.py\", line 25 in __getitem__\n"
+                  "  File \"/opt/torch/.venv/lib/python3.12/site-packages/torch/utils/data/_utils/fetch.py\", line 52 in "
+                  "fetch\n"
+                  "  File \"/work/main/build-dev-phases/hang_scenarios.py\", line 39 in train_step\n"),
+            "training");
   // Frames of a paste that cut the thread's header are one thread too.
   EXPECT_EQ(phase("headless.txt",
                   "Python v3.11.2 (/home/qi/anaconda3/envs/deepspeed/bin/python3.11)\n"

@@ -663,13 +663,17 @@ class Scanner {
                        (r.back() == ')' || r.find("\", line ") != std::string_view::npos);
     if (!frame) {
       stack_block_ = {};
-    } else if (!stack_block_.open) {
-      stack_block_ = {true, nullptr};  // frames without a header (a paste that cut it): one thread
+      return;
     }
+    if (!stack_block_.open) stack_block_ = {true, nullptr};  // frames without a header (a paste that cut it): one thread
+    // A DataLoader's frames (torch/utils/data/: the fetch of a batch, a dataset's __getitem__) between an inner
+    // mark and the loop: the inner call is the training loop's own work (a dataset that torch.load()s its
+    // samples), so the outer frames count as they did before.
+    if (r.find("torch/utils/data/") != std::string_view::npos) stack_block_.via_data = true;
   }
   // Whether a stack rule's mark on the current frame counts (the first marked frame of its thread does).
   bool StackFrameCounts(const rules::Rule& rule) {
-    if (!stack_block_.open) return true;
+    if (!stack_block_.open || stack_block_.via_data) return true;
     if (!stack_block_.phase) {
       stack_block_.phase = &rule.phase;
       return true;
@@ -881,6 +885,7 @@ class Scanner {
   struct StackThread {
     bool open = false;
     const std::string* phase = nullptr;
+    bool via_data = false;  // a DataLoader frame was seen: outer marks count (TrackStackThread)
   } stack_block_;
   std::string_view text_of_line_;  // the walked line's text (NoteStackFrame)
 };
