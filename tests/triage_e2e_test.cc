@@ -1728,5 +1728,100 @@ TEST_F(TriageE2eTest, SessionFourteenOneStepLineWithItsLossIsTheRunAtThatStep) {
   EXPECT_EQ(j["last_phase"], "training");
 }
 
+TEST_F(TriageE2eTest, SessionFifteenTclErrorTraceNamesTheMessageAboveWhileExecuting) {
+  // Tcl's errorInfo (Swift/T's turbine under mpiexec): the message is the line above "    while executing";
+  // mpiexec's summary after it is its consequence.
+  Write("tcl.log",
+        "can't find package turbine 1.2.3\n"
+        "    while executing\n"
+        "\"package require turbine 1.2.3\"\n"
+        "    (file \"./swift-t-b.eZd.tic\" line 70)\n"
+        "--------------------------------------------------------------------------\n"
+        "mpiexec detected that one or more processes exited with non-zero status, thus causing\n"
+        "the job to be terminated. The first process to do so was:\n"
+        "\n"
+        "  Process name: [[41364,1],4]\n"
+        "  Exit code:    1\n");
+  json j = json::parse(Triage("--json tcl.log").out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["message"], "can't find package turbine 1.2.3");
+  EXPECT_EQ(j["root_cause"]["line"], 1);
+  // A line "while executing" with nothing of its process right above it is no error.
+  Write("plain.log", "step 1 done\n\n    while executing\n");
+  EXPECT_NE(json::parse(Triage("--json plain.log").out)["verdict"], "failure");
+}
+
+TEST_F(TriageE2eTest, SessionFifteenLoggedInfoLineExplainsAWeakNcclWarnRoot) {
+  // No fatal error: the root is NCCL's "Cuda failure 1 'invalid argument'" WARN; NCCL's earlier INFO
+  // "ncclMaxSharedMem N exceeds device/fn maxSharedMem M" (a signature with explains) says why.
+  Write("nccl.log",
+        "GENOA-06:4766:4780 [0] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856\n"
+        "GENOA-06:4766:4780 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1\n"
+        "\n"
+        "GENOA-06:4766:4766 [1] enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'\n"
+        "GENOA-06:4766:4766 [1] NCCL INFO group.cc:242 -> 1\n");
+  json j = json::parse(Triage("--json nccl.log").out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 1);
+  EXPECT_EQ(j["root_cause"]["rule"], "nccl.max-shared-mem-exceeds-device");
+  // Before the weak root could be explained, the WARN itself was the root.
+  EXPECT_EQ(j["root_cause"]["message"], "ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856");
+}
+
+TEST_F(TriageE2eTest, SessionFifteenTwoLsfJobReportsInOneFileTheLastJobDecides) {
+  // Two submissions appended to one LSF output file: the first job's report (TERM_MEMLIMIT, "Exited with exit
+  // code 137.") ends an earlier job; the last job's TERM_RUNLIMIT is how the file ends.
+  Write("lsf.out",
+        "/zhome/.lsbatch/1604335277.8253410.shell: line 14: 94460 Killed                  python main.py\n"
+        "\n"
+        "Subject: Job 8253410: <Discount_0.70_0> in cluster <dcc> Exited\n"
+        "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.\n"
+        "Exited with exit code 137.\n"
+        "\n"
+        "The output (if any) is above this job summary.\n"
+        "\n"
+        "User defined signal 2\n"
+        "\n"
+        "Subject: Job 8253415: <Discount_0.70_0> in cluster <dcc> Exited\n"
+        "TERM_RUNLIMIT: job killed after reaching LSF run time limit.\n"
+        "Exited with exit code 140.\n"
+        "\n"
+        "The output (if any) is above this job summary.\n");
+  json j = json::parse(Triage("--json lsf.out").out);
+  EXPECT_EQ(j["verdict"], "failure");
+  EXPECT_EQ(j["root_cause"]["line"], 12);
+  ASSERT_FALSE(j["warnings"].empty());
+  // One job's report alone is one run.
+  Write("one.out",
+        "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.\n"
+        "Exited with exit code 137.\n");
+  json one = json::parse(Triage("--json one.out").out);
+  EXPECT_EQ(one["root_cause"]["line"], 1);
+  EXPECT_TRUE(one["warnings"].empty());
+}
+
+TEST_F(TriageE2eTest, SessionFifteenRayWorkersThatCannotBePlacedAndATuneRunThatEnds) {
+  // Ray's autoscaler: the workers' resource request cannot be scheduled - stuck placing them (distributed-init).
+  Write("pending.log",
+        "(autoscaler +9m40s) Warning: The following resource request cannot be scheduled right now: {'CPU': 1.0, "
+        "'GPU': 1.0}. This is likely due to all cluster resources being claimed by actors. Consider creating fewer "
+        "actors or adding more nodes to this Ray cluster.\n");
+  json pending = json::parse(Triage("--json pending.log").out);
+  EXPECT_EQ(pending["verdict"], "stalled");
+  EXPECT_EQ(pending["last_phase"], "distributed-init");
+  // Ray Tune's status with every trial TERMINATED is the experiment's end.
+  Write("tune.log",
+        "2026-07-18 15:38:24,565 INFO worker.py:2015 -- Started a local Ray instance. View the dashboard at "
+        "http://127.0.0.1:8266 \n"
+        "Trial status: 1 PENDING\n"
+        "Trial status: 1 RUNNING\n"
+        "Trial status: 1 TERMINATED\n"
+        "Best config: {'C': 1.0, 'max_iter': 100}\n");
+  EXPECT_EQ(json::parse(Triage("--json tune.log").out)["verdict"], "healthy");
+  // One still running at the end is not.
+  Write("running.log", "Trial status: 1 PENDING\nTrial status: 1 RUNNING\n");
+  EXPECT_EQ(json::parse(Triage("--json running.log").out)["verdict"], "stalled");
+}
+
 }  // namespace
 }  // namespace faultline::testing

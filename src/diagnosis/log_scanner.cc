@@ -261,6 +261,7 @@ class Scanner {
       const parse::ParsedLine above = parse::ParseLine(prev_line_);
       view.after_warning_record = !above.format.empty() && above.level == parse::Level::kWarning;
     }
+    if ((structure & events::kTclTrace) && line_no > 1) view.above = prev_line_;
     builder_.Add(view);
   }
 

@@ -894,7 +894,10 @@ Ranking Rank(const Findings& f, const rules::RuleSet& rules, bool multi_file) {
     }
   }
   std::optional<size_t> explained;
-  if (!wrapper && events::IsStrong(ev[*r.root].kind)) {
+  // A weak root (an NCCL WARN, an ERROR record: no fatal error was found) is explained the same way: NCCL's
+  // INFO "ncclMaxSharedMem N exceeds device/fn maxSharedMem M" says why its "Cuda failure 1 'invalid argument'"
+  // WARN came (nccl-tests-2x-rtx-5090-...).
+  if (!wrapper) {
     if (auto cause = ExplainedBy(*r.root, r.order, recovered, f, rules)) {
       explained = r.root;
       auto sig = FirstRuleOfKind(ev[*cause], rules, RuleKind::kSignature);

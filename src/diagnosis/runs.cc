@@ -19,6 +19,13 @@ bool RunsAgain(const PhaseHit& ph, const rules::RuleSet& rules) {
   return !r.interrupted && !r.stack && !ph.generic && !ph.completes;
 }
 
+// The event is a run end that its writer prints once per run (a scheduler's job report).
+bool OnePerRunEnd(const events::Event& e, const rules::RuleSet& rules) {
+  return std::any_of(e.matches.begin(), e.matches.end(), [&](const events::RuleMatch& m) {
+    return rules.rules()[m.rule].run_end && rules.rules()[m.rule].one_per_run;
+  });
+}
+
 }  // namespace
 
 std::optional<events::LineInfo> LastRunStart(const Findings& f, const rules::RuleSet& rules) {
@@ -43,6 +50,15 @@ std::optional<events::LineInfo> LastRunStart(const Findings& f, const rules::Rul
       }
       for (size_t s = 0; s < f.stops.size() && !again; ++s) {
         again = after(f.stops[s].where) && f.stops[s].process.pid == agent;
+      }
+    }
+    // A scheduler's job report, printed once per job (a `one_per_run` rule: LSF's "Exited with exit code N."),
+    // printed again later in the file by the same (unprefixed) writer: another job ended after this one (several
+    // submissions appended to one output file).
+    if (agent < 0) {
+      for (size_t j = i + 1; j < ends.size() && !again; ++j) {
+        again = after(ends[j]->where) && ends[j]->process.key == end.process.key && OnePerRunEnd(*ends[j], rules) &&
+                OnePerRunEnd(end, rules);
       }
     }
     // A phase the launcher's process had passed before the run ended is reached again after it.

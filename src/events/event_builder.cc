@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "events/structure.h"
+#include "parse/line_parser.h"
 
 namespace faultline::events {
 
@@ -537,6 +538,12 @@ bool StartsWithWhat(std::string_view msg) {
 }
 }  // namespace
 
+// The first line of Tcl's error trace under an uncaught error's message (Tcl_LogCommandInfo: "\n    while
+// executing\n\"cmd\"", "while compiling" for a compile error).
+static bool IsTclTraceStart(std::string_view msg) {
+  return msg == "    while executing" || msg == "    while compiling";
+}
+
 void EventBuilder::SingleLine(ProcessState& ps, const LineView& line) {
   const parse::ParsedLine& p = *line.parsed;
   std::string_view msg = p.message;
@@ -678,6 +685,32 @@ void EventBuilder::Add(const LineView& line) {
   ProcessState& ps = RouteUnprefixed(line, own);
   ps.last_routed = &ps != &own;
   std::string_view msg = p.message;
+  // Tcl's report of an uncaught error (errorInfo, printed by tclsh and every Tcl-embedding tool: Swift/T's
+  // turbine, EDA tools, expect): the message line, then "    while executing" (or "    while compiling") and the
+  // command, "    invoked from within" for each outer level, "    (file \"x.tcl\" line 70)". The interpreter
+  // exits on it: the message line right above, of the same process, is an exception line whatever its words
+  // ("can't find package turbine 1.2.3", "invalid command name \"foo\"").
+  if ((line.structure & kTclTrace) && IsTclTraceStart(msg) && ps.state == State::kIdle && !line.above.empty() &&
+      !(ps.has_pending && ps.pending.where.file == line.file && ps.pending.where.line == line.line - 1)) {
+    const parse::ParsedLine above = parse::ParseLine(line.above);
+    const std::string above_msg = TrimRight(above.message);
+    if (above.process == p.process && !above_msg.empty() && !Indented(above_msg)) {
+      Event e;
+      e.kind = EventKind::kExceptionLine;
+      e.process = ProcessId{std::string(p.process), std::string(p.role), std::string(p.parent), p.pid, p.rank};
+      e.time = p.time;
+      e.where = LineInfo{line.file, line.line - 1, std::string(TrimRight(line.above)), -1};
+      e.message = above_msg;
+      e.context.push_back(e.where);
+      e.context.push_back(Info(line));
+      if (ps.has_pending) Emit(ps);
+      ps.pending = std::move(e);
+      ps.has_pending = true;
+      ps.lines_since_key = 0;
+      Emit(ps);
+      return;
+    }
+  }
   const bool traceback_start = (line.structure & kTracebackStart) && Contains(msg, "Traceback (most recent call last)");
   const bool chain_marker = (line.structure & kChainMarker) != 0;
   // A bare traceback header right under a WARNING record is that record's exception info.

@@ -38,6 +38,8 @@ struct LineView {
   // TGI's launcher) - or a crash printed right under an unrelated warning: only the record's own fields
   // after the exception line (EventBuilder: IsTracingFieldsLine) tell that the traceback was its message.
   bool after_warning_record = false;
+  // The raw line right above, for a line of Tcl's error trace (kTclTrace): the error's message is there.
+  std::string_view above;
 };
 
 class EventBuilder {
@@ -112,6 +114,7 @@ class EventBuilder {
     bool after_flat_frame = false;
     // The open traceback's latest source line (RememberSourceLine).
     std::string last_source;
+
     // The line of the latest "Exception ignored in: ..." of this process (Python's unraisable hook):
     // the traceback right under it was swallowed (Event::ignored).
     int64_t ignored_line = -1;

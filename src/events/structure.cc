@@ -32,6 +32,8 @@ const std::vector<std::pair<uint32_t, std::string>>& StructuralPatterns() {
       // (and asyncio's report of a callback that raised: "Exception in callback <Handle ...>"; the loop goes on)
       {kIgnoredMarker,
        R"(Exception ignored in|--- Logging error ---|Call stack:|Task exception was never retrieved|Error in (site|user)customize; set PYTHONVERBOSE|Exception in callback )"},
+      // (Tcl's errorInfo under an uncaught error: the message line, then "    while executing" and the command)
+      {kTclTrace, R"(    while (?:executing|compiling)\s*$)"},
       {kCompilerError,
        R"([\w.+-]+:\d+(:\d+)?: (fatal )?error: |\(\d+\): (catastrophic )?error: |CMake Error|nvcc fatal|ninja: build stopped|fatal error: |LLVM ERROR: |^(error|fatal): |^g?make(\[\d+\])?: (\*\*\* |[^ ]+: No such file or directory)|^Hunk #\d+ FAILED|Reversed \(or previously applied\) patch detected)"},
   };

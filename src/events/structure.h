@@ -30,6 +30,7 @@ enum StructureBit : uint32_t {
   kWarningHeader = 1u << 11,  // Python's warnings module: "x.py:12: UserWarning: ..."
   kIgnoredMarker = 1u << 12,  // Python's unraisable hook: "Exception ignored in: <function X.__del__ ...>";
                               // logging's handleError: "--- Logging error ---" (and its "Call stack:")
+  kTclTrace = 1u << 13,       // Tcl's error trace under an uncaught error's message: "    while executing"
 };
 
 // (bit, pattern) for every structural pattern.

@@ -72,6 +72,11 @@ struct Rule {
   // reached again) the launcher relaunched it: the earlier run's errors, stops and phases are superseded
   // and the last run decides (diagnosis/runs.h).
   bool run_end = false;
+  // cascade, with run_end: the writer prints the line once per run (a scheduler's job report, LSF's "Exited with
+  // exit code N."), so the same rule's line printed again later, with no pid to tell agents apart, ends a later
+  // run (several jobs appended to one output file). Without it, unprefixed run ends of one rule may be several
+  // processes' ends of one run (DeepSpeed's "Process N exits with return code = 1" per rank).
+  bool one_per_run = false;
   // signature: RE2 over a later fatal error's message that this error, when
   // only logged (a WARNING that a native extension failed to import), explains:
   // the fatal "object has no attribute 'rms_norm'" is its consequence.

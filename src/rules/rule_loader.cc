@@ -100,7 +100,7 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
       "id",     "kind",     "pattern", "framework", "versions", "category",    "title",   "explanation", "fix",
       "reason", "summary",  "phase",   "completes", "progress", "replacement", "samples", "generic",     "frames",
       "fatal",  "explains", "hang",    "batch",     "dead",     "final",       "stack",   "exit",
-      "ends_at_total", "interrupted", "run_end", "at_total", "unrecoverable", "counts_once", "traffic", "tentative", "control_flow", "fallback", "launcher"};
+      "ends_at_total", "interrupted", "run_end", "one_per_run", "at_total", "unrecoverable", "counts_once", "traffic", "tentative", "control_flow", "fallback", "launcher"};
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
     if (!kKnownKeys.count(key)) {
@@ -149,6 +149,10 @@ Result<Rule> ParseRule(const YAML::Node& node, const std::string& name, const st
     return Status::InvalidArgument(fmt::format("{}: rule {}: 'unrecoverable' is for signature rules", where, rule.id));
   }
   rule.run_end = node["run_end"] && node["run_end"].as<bool>();
+  rule.one_per_run = node["one_per_run"] && node["one_per_run"].as<bool>();
+  if (rule.one_per_run && !rule.run_end) {
+    return Status::InvalidArgument(fmt::format("{}: rule {}: 'one_per_run' is for run_end rules", where, rule.id));
+  }
   if (rule.run_end && rule.kind != RuleKind::kCascade) {
     return Status::InvalidArgument(fmt::format("{}: rule {}: 'run_end' is for cascade rules", where, rule.id));
   }
@@ -340,7 +344,7 @@ template <class R, class F>
 void VisitRuleFields(R& r, F&& f) {
   f(r.id), f(r.kind), f(r.pattern), f(r.framework), f(r.versions), f(r.category), f(r.title);
   f(r.explanation), f(r.fix), f(r.reason), f(r.summary), f(r.generic), f(r.control_flow), f(r.frames), f(r.fatal);
-  f(r.hang), f(r.tentative), f(r.dead), f(r.unrecoverable), f(r.run_end), f(r.explains), f(r.phase), f(r.completes), f(r.final_only);
+  f(r.hang), f(r.tentative), f(r.dead), f(r.unrecoverable), f(r.run_end), f(r.one_per_run), f(r.explains), f(r.phase), f(r.completes), f(r.final_only);
   f(r.exit_only), f(r.progress), f(r.ends_at_total), f(r.counts_once), f(r.traffic), f(r.at_total), f(r.batch), f(r.stack);
   f(r.interrupted), f(r.fallback), f(r.launcher), f(r.replacement), f(r.match_samples), f(r.no_match_samples), f(r.source);
 }
