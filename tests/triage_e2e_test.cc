@@ -1823,5 +1823,24 @@ TEST_F(TriageE2eTest, SessionFifteenRayWorkersThatCannotBePlacedAndATuneRunThatE
   EXPECT_EQ(json::parse(Triage("--json running.log").out)["verdict"], "stalled");
 }
 
+// A server log cut to its tail (`docker logs --tail 100`, a paste of the end) has no ready line: the
+// serving loop's own lines say the server was up. llama-server's slot lines, not its HTTP threads'
+// request lines, which go on after the loop aborted (the GGML_ASSERT case stays a failure).
+TEST_F(TriageE2eTest, ALlamaServerLogCutToItsTailStillReadsAsServing) {
+  const std::string served = std::string(FAULTLINE_SOURCE_DIR) +
+                             "/tests/real/llamacpp-server-metal-gemma-preset-head-404-served-chat-completions-healthy/"
+                             "llama-server.log";
+  CommandResult tail = RunShell("tail -n 100 " + ShellQuote(served) + " | " + kBin + " triage --json");
+  json j = json::parse(tail.out);
+  EXPECT_EQ(j["verdict"], "healthy") << tail.out;
+  EXPECT_EQ(j["last_phase"], "ready") << tail.out;
+  const std::string aborted =
+      std::string(FAULTLINE_SOURCE_DIR) + "/tests/real/llamacpp-server-embeddings-mean-pooling-ggml-assert/llama-server.log";
+  CommandResult died = RunShell(kBin + " triage --json " + ShellQuote(aborted));
+  json d = json::parse(died.out);
+  EXPECT_EQ(d["verdict"], "failure") << died.out;
+  EXPECT_NE(d["root_cause"]["message"].get<std::string>().find("GGML_ASSERT(seq_id < n_tokens"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace faultline::testing
