@@ -42,20 +42,6 @@ bool AnnouncesMore(std::string_view m) {
   return !m.empty() && m.back() == ':';
 }
 
-// A line that starts with an exception's type and its repr or message: "FileNotFoundError(2, 'No such
-// file')", "ImportError: cannot import name 'X'".
-bool NamesAnException(std::string_view m) {
-  while (!m.empty() && (m.front() == ' ' || m.front() == '\t')) m.remove_prefix(1);
-  size_t i = 0;
-  while (i < m.size() && (std::isalnum(static_cast<unsigned char>(m[i])) || m[i] == '_' || m[i] == '.')) ++i;
-  if (i == 0 || i == m.size() || (m[i] != '(' && m[i] != ':')) return false;
-  std::string_view name = m.substr(0, i);
-  for (std::string_view suffix : {"Error", "Exception", "Interrupt", "Exit"}) {
-    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 bool IsStrong(EventKind kind) {
@@ -83,6 +69,20 @@ size_t LeadingBlanks(std::string_view msg) {
   size_t i = 0;
   while (i < msg.size() && (msg[i] == ' ' || msg[i] == '\t')) ++i;
   return i;
+}
+
+// A line that starts with an exception's type and its repr or message: "FileNotFoundError(2, 'No such
+// file')", "ImportError: cannot import name 'X'".
+bool NamesAnException(std::string_view m) {
+  m.remove_prefix(LeadingBlanks(m));
+  size_t i = 0;
+  while (i < m.size() && (std::isalnum(static_cast<unsigned char>(m[i])) || m[i] == '_' || m[i] == '.')) ++i;
+  if (i == 0 || i == m.size() || (m[i] != '(' && m[i] != ':')) return false;
+  std::string_view name = m.substr(0, i);
+  for (std::string_view suffix : {"Error", "Exception", "Interrupt", "Exit"}) {
+    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) return true;
+  }
+  return false;
 }
 
 // The line carries a logger's header at WARNING level or below: what it reports was handled.
